@@ -1,0 +1,67 @@
+// Package krt is meshcp's declarative controller runtime: state is kept in
+// collections, and derived state is declared as pure functions from one
+// collection to another. The runtime works out what to recompute when
+// something changes, and tells whoever is listening.
+//
+// # Collections
+//
+// A Collection[T] is a set of objects, each under a key (see GetKey), plus
+// the stream of changes to it. Collections come from outside the graph
+// (NewStaticCollection and NewStatic, written by code that reads files or
+// flags; pkg/kube wraps client-go informers) or are derived from other
+// collections. Everything a collection hands out is shared and read-only.
+//
+// # Transformations
+//
+// A derived collection is a parent collection and a transformation:
+// NewCollection maps each input to zero or one output, NewManyCollection to
+// any number, NewSingleton computes one value from nothing but what it
+// fetches. A transformation is a pure function of its input and of what it
+// reads through Fetch: it may run at any time, any number of times, and must
+// not read anything else that changes (a global, a file, a clock), because
+// the runtime would not know to run it again when that changes.
+//
+// # Fetch and dependencies
+//
+// Fetch (and FetchOne, and Index.Fetch) is the only way a transformation
+// reads another collection. Each call records a dependency of the current
+// input on that collection and its filters: FilterKey, FilterKeys,
+// FilterObjectName, FilterIndex, FilterNamespace, FilterLabel,
+// FilterSelects, FilterSelectsNonEmpty and FilterGeneric. Dependencies are
+// recorded afresh on every run, registered before the read so no change can
+// slip between the two, and kept in a reverse index: when an object of the
+// fetched collection changes, the runtime finds the inputs whose filters
+// match the object as it was or as it is, and recomputes only those. Label
+// and selector filters are indexed by label, so a Service selector change
+// recomputes the pods the old or the new selector picked, not every pod of
+// the namespace. FilterGeneric cannot be indexed; inputs that use it are
+// checked on every change of the collection they fetched, and no others
+// are. Inputs that read the same things share one stored dependency list.
+//
+// # Events
+//
+// A change is an Event: ADD, UPDATE or DELETE of one key, with the old and
+// new object. Results are compared with Equal (a type's Equals method, then
+// proto.Equal, then reflect.DeepEqual; a struct embedding a protobuf message
+// without Equals is refused with a panic at construction), and an equal
+// result produces no event, so an unchanged value stops a change from
+// travelling further down the graph. An object whose key changes is a
+// DELETE of the old key and an ADD of the new one. Handlers registered with
+// Register or RegisterBatch run on their own goroutine: a slow handler
+// delays nobody else.
+//
+// # Sync
+//
+// A collection is synced once it holds its initial state. A derived
+// collection is synced after its parent is synced and every input of the
+// parent's initial state has been computed, so sync travels down a chain in
+// order. RegisterBatch(f, true) hands a handler the current state as one
+// batch of ADDs followed by live events, with no duplicate and no gap; the
+// registration is synced once the handler has seen the initial state.
+//
+// # Lifetime
+//
+// Every collection needs WithStop. Closing the stop channel ends its worker
+// goroutine, drops its handlers and removes it from the DebugHandler it was
+// registered with; its last state stays readable.
+package krt

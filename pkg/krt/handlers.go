@@ -1,0 +1,169 @@
+package krt
+
+import (
+	"sync"
+)
+
+// keyedEvent is an event with the key of its object, which the store knows
+// when it commits a change; passing it on saves every consumer from
+// computing the key again.
+type keyedEvent[T any] struct {
+	key string
+	Event[T]
+}
+
+// eventHandler receives the changes of a store. deliver and synced are
+// called with the store's lock held, in commit order, and must not block.
+type eventHandler[T any] interface {
+	deliver(events []keyedEvent[T])
+	synced()
+	stop()
+}
+
+// inlineHandler runs its callbacks in the committing goroutine. It is used
+// inside the package by consumers that only queue work, such as a derived
+// collection listening to its input.
+type inlineHandler[T any] struct {
+	onEvents func([]keyedEvent[T])
+	onSynced func()
+}
+
+func (h *inlineHandler[T]) deliver(events []keyedEvent[T]) { h.onEvents(events) }
+
+func (h *inlineHandler[T]) synced() {
+	if h.onSynced != nil {
+		h.onSynced()
+	}
+}
+
+func (h *inlineHandler[T]) stop() {}
+
+// handlerItem is one entry of an asyncHandler's queue: a batch of events, or
+// the marker saying that everything before it makes up the initial state.
+type handlerItem[T any] struct {
+	events     []Event[T]
+	syncMarker bool
+}
+
+// asyncHandler runs a user's handler on its own goroutine, fed by an
+// unbounded queue, so that a slow or blocked handler never holds up the
+// collection or the other handlers. The goroutine exists only while there is
+// something to deliver.
+type asyncHandler[T any] struct {
+	f          func([]Event[T])
+	collection <-chan struct{} // the collection's stop channel
+	unregister func()
+
+	mu       sync.Mutex
+	queue    []handlerItem[T]
+	draining bool
+	closed   bool
+
+	syncedCh chan struct{}
+	done     chan struct{} // closed by stop
+	stopOnce sync.Once
+}
+
+func newAsyncHandler[T any](f func([]Event[T]), collectionStop <-chan struct{}) *asyncHandler[T] {
+	return &asyncHandler[T]{
+		f:          f,
+		collection: collectionStop,
+		syncedCh:   make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+}
+
+func (h *asyncHandler[T]) deliver(events []keyedEvent[T]) {
+	plain := make([]Event[T], len(events))
+	for i := range events {
+		plain[i] = events[i].Event
+	}
+	h.push(handlerItem[T]{events: plain})
+}
+
+func (h *asyncHandler[T]) synced() { h.push(handlerItem[T]{syncMarker: true}) }
+
+func (h *asyncHandler[T]) push(item handlerItem[T]) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.queue = append(h.queue, item)
+	if !h.draining {
+		h.draining = true
+		go h.drain()
+	}
+}
+
+// drain delivers queued items in order until the queue is empty.
+func (h *asyncHandler[T]) drain() {
+	for {
+		h.mu.Lock()
+		if h.closed || len(h.queue) == 0 {
+			h.draining = false
+			h.queue = nil
+			h.mu.Unlock()
+			return
+		}
+		items := h.queue
+		h.queue = nil
+		h.mu.Unlock()
+
+		for _, item := range items {
+			if h.isClosed() {
+				break
+			}
+			if item.syncMarker {
+				close(h.syncedCh)
+				continue
+			}
+			h.f(item.events)
+		}
+	}
+}
+
+func (h *asyncHandler[T]) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
+func (h *asyncHandler[T]) stop() {
+	h.stopOnce.Do(func() {
+		h.mu.Lock()
+		h.closed = true
+		h.queue = nil
+		h.mu.Unlock()
+		close(h.done)
+	})
+}
+
+// HasSynced reports whether the handler has seen the initial state.
+func (h *asyncHandler[T]) HasSynced() bool {
+	select {
+	case <-h.syncedCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitUntilSynced waits for the handler to see the initial state; it returns
+// false if stop, the collection's stop or UnregisterHandler comes first.
+func (h *asyncHandler[T]) WaitUntilSynced(stop <-chan struct{}) bool {
+	select {
+	case <-h.syncedCh:
+		return true
+	case <-stop:
+	case <-h.collection:
+	case <-h.done:
+	}
+	return h.HasSynced()
+}
+
+// UnregisterHandler stops delivery to the handler.
+func (h *asyncHandler[T]) UnregisterHandler() {
+	h.unregister()
+	h.stop()
+}

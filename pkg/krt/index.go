@@ -1,0 +1,150 @@
+package krt
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Index finds the objects of a collection by a derived key, such as their
+// namespace or a field they reference.
+type Index[K comparable, O any] interface {
+	// Lookup returns the objects indexed under k, ordered by object key. It
+	// records no dependency; inside a transformation use Fetch.
+	Lookup(k K) []O
+	// Fetch returns the objects indexed under k that pass filters, ordered by
+	// object key, and records the dependency like krt.Fetch.
+	Fetch(ctx HandlerContext, k K, filters ...FetchOption) []O
+}
+
+// NewIndex indexes the objects of c by the keys extract returns. Indexes are
+// kept by the collection itself, updated in the same step as the objects, so
+// a lookup never disagrees with the events that were delivered. Two indexes
+// with the same name on one collection are the same index.
+func NewIndex[K comparable, O any](c Collection[O], name string, extract func(o O) []K) Index[K, O] {
+	s := storeOf(c)
+	toString := indexKeyString[K]()
+	return &index[K, O]{
+		store: s,
+		idx: s.addIndex(name, func(o *O) []string {
+			keys := extract(*o)
+			if strs, ok := any(keys).([]string); ok {
+				return strs
+			}
+			out := make([]string, len(keys))
+			for i, k := range keys {
+				out[i] = toString(k)
+			}
+			return out
+		}),
+		toString: toString,
+	}
+}
+
+// NewNamespaceIndex indexes the objects of c by namespace.
+func NewNamespaceIndex[O any](c Collection[O]) Index[string, O] {
+	s := storeOf(c)
+	ns := s.access.namespace
+	if ns == nil {
+		panic(fmt.Sprintf("krt: NewNamespaceIndex: collection %q holds %T, which has no namespace", s.cfg.name, *new(O)))
+	}
+	return &index[string, O]{
+		store:    s,
+		idx:      s.addIndex("namespace", func(o *O) []string { return []string{ns(o)} }),
+		toString: func(k string) string { return k },
+	}
+}
+
+type index[K comparable, O any] struct {
+	store    *store[O]
+	idx      *storeIndex[O]
+	toString func(K) string
+}
+
+func (i *index[K, O]) Lookup(k K) []O {
+	f := buildFilter([]FetchOption{FilterIndex[K, O](i, k)})
+	return readObjects(i.store, &f)
+}
+
+func (i *index[K, O]) Fetch(ctx HandlerContext, k K, filters ...FetchOption) []O {
+	return Fetch[O](ctx, i.store, append([]FetchOption{FilterIndex[K, O](i, k)}, filters...)...)
+}
+
+// indexKeyString converts index keys to the strings the store indexes by.
+func indexKeyString[K comparable]() func(K) string {
+	var zero K
+	if _, ok := any(zero).(string); ok {
+		return func(k K) string { return any(k).(string) }
+	}
+	if _, ok := any(zero).(fmt.Stringer); ok {
+		return func(k K) string { return any(k).(fmt.Stringer).String() }
+	}
+	return func(k K) string { return fmt.Sprint(k) }
+}
+
+// storeIndex maps index keys to the keys of the objects that have them.
+type storeIndex[T any] struct {
+	name     string
+	extract  func(*T) []string
+	postings map[string]map[string]struct{}
+}
+
+// extractErased gives the index keys of an object held in an interface, for
+// matching dependencies against events.
+func (x *storeIndex[T]) extractErased(obj any) []string { return x.extract(obj.(*T)) }
+
+func (x *storeIndex[T]) indexName() string { return x.name }
+
+// addIndex returns the index called name, building it over the current
+// objects if it does not exist yet.
+func (s *store[T]) addIndex(name string, extract func(*T) []string) *storeIndex[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x, ok := s.indexes[name]; ok {
+		return x
+	}
+	x := &storeIndex[T]{name: name, extract: extract, postings: map[string]map[string]struct{}{}}
+	for k, o := range s.objects {
+		x.add(k, extract(o))
+	}
+	s.indexes[name] = x
+	return x
+}
+
+func (x *storeIndex[T]) add(objKey string, indexKeys []string) {
+	for _, ik := range indexKeys {
+		set := x.postings[ik]
+		if set == nil {
+			set = map[string]struct{}{}
+			x.postings[ik] = set
+		}
+		set[objKey] = struct{}{}
+	}
+}
+
+func (x *storeIndex[T]) remove(objKey string, indexKeys []string) {
+	for _, ik := range indexKeys {
+		set := x.postings[ik]
+		delete(set, objKey)
+		if len(set) == 0 {
+			delete(x.postings, ik)
+		}
+	}
+}
+
+// reindexLocked moves an object from the index keys of old to those of obj.
+func (s *store[T]) reindexLocked(key string, old, obj *T) {
+	for _, x := range s.indexes {
+		var before, after []string
+		if old != nil {
+			before = x.extract(old)
+		}
+		if obj != nil {
+			after = x.extract(obj)
+		}
+		if slices.Equal(before, after) {
+			continue
+		}
+		x.remove(key, before)
+		x.add(key, after)
+	}
+}

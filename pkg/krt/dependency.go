@@ -23,9 +23,9 @@ type erasedEvent struct {
 // dependencyTracker is the HandlerContext of one run of a transformation. It
 // collects the dependencies the run declares through Fetch.
 type dependencyTracker struct {
-	// watch subscribes the collection being computed to src before src is
-	// first read; it is a no-op when already subscribed.
-	watch   func(src *source, subscribe func(func([]erasedEvent)) func())
+	// watch subscribes the collection being computed to a fetched one
+	// before its first read; it is a no-op when already subscribed.
+	watch   func(fetched fetchable)
 	deps    []dependency
 	discard bool
 }
@@ -35,9 +35,20 @@ func (t *dependencyTracker) DiscardResult() { t.discard = true }
 
 func (t *dependencyTracker) tracker() *dependencyTracker { return t }
 
-func (t *dependencyTracker) depend(src *source, subscribe func(func([]erasedEvent)) func(), f filter) {
-	t.watch(src, subscribe)
-	t.deps = append(t.deps, dependency{src: src, filter: f})
+// fetchable is a collection as its dependents see it: an identity, and a
+// way to subscribe to its changes.
+type fetchable interface {
+	source() *source
+	registerErased(onEvents func([]erasedEvent)) (unregister func())
+}
+
+// depend subscribes to fetched and records a new dependency on it,
+// returning its filter for the caller to fill in. The pointer is valid
+// until the next call.
+func (t *dependencyTracker) depend(fetched fetchable) *filter {
+	t.watch(fetched)
+	t.deps = append(t.deps, dependency{src: fetched.source()})
+	return &t.deps[len(t.deps)-1].filter
 }
 
 func (t *dependencyTracker) reset() {
@@ -214,7 +225,7 @@ func (x *dependencyIndex) hash(deps []dependency) (uint64, bool) {
 			h.WriteString(k)
 			h.WriteByte(0)
 		}
-		if f.index != nil {
+		if f.has(kindIndex) {
 			h.WriteString(f.index.ref.indexName())
 			h.WriteByte(0)
 			h.WriteString(f.index.key)

@@ -139,13 +139,14 @@ func newDerived[I, O any](parent Collection[I], kind string, opts []CollectionOp
 
 // watch subscribes the collection to changes of a fetched collection, once.
 // It runs inside Fetch, before the read.
-func (d *derived[I, O]) watch(src *source, subscribe func(func([]erasedEvent)) func()) {
+func (d *derived[I, O]) watch(fetched fetchable) {
+	src := fetched.source()
 	d.watchMu.Lock()
 	defer d.watchMu.Unlock()
 	if _, ok := d.watched[src]; ok {
 		return
 	}
-	d.watched[src] = subscribe(func(events []erasedEvent) { d.queue.pushFetched(src, events) })
+	d.watched[src] = fetched.registerErased(func(events []erasedEvent) { d.queue.pushFetched(src, events) })
 }
 
 func (d *derived[I, O]) run() {

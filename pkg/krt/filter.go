@@ -36,10 +36,8 @@ func FilterIndex[K comparable, O any](idx Index[K, O], key K) FetchOption {
 	if !ok {
 		panic(fmt.Sprintf("krt: FilterIndex: %T is not an index built by krt.NewIndex", idx))
 	}
-	return func(f *filter) {
-		f.mark(kindIndex, "FilterIndex")
-		f.index = &indexFilter{ref: i.idx, key: i.toString(key)}
-	}
+	lookup := indexFilter{ref: i.idx, key: i.toString(key)}
+	return func(f *filter) { f.setIndex(lookup) }
 }
 
 // FilterNamespace keeps the objects in namespace.
@@ -110,7 +108,7 @@ const (
 type filter struct {
 	given       filterKind
 	keys        []string
-	index       *indexFilter
+	index       indexFilter
 	namespace   string
 	labels      map[string]string
 	selects     map[string]string
@@ -121,9 +119,13 @@ type filter struct {
 // indexRef is a store index seen without its object type.
 type indexRef interface {
 	indexName() string
+	// extractErased returns the index keys of an object (a *T).
 	extractErased(obj any) []string
+	// hasKey reports whether the index files an object (a *T) under key.
+	hasKey(obj any, key string) bool
 }
 
+// indexFilter is a lookup of one key in one index.
 type indexFilter struct {
 	ref indexRef
 	key string
@@ -141,15 +143,12 @@ func (f *filter) setKeys(name string, keys []string) {
 	f.keys = keys
 }
 
-func (f *filter) has(k filterKind) bool { return f.given&k != 0 }
-
-func buildFilter(opts []FetchOption) filter {
-	var f filter
-	for _, o := range opts {
-		o(&f)
-	}
-	return f
+func (f *filter) setIndex(lookup indexFilter) {
+	f.mark(kindIndex, "FilterIndex")
+	f.index = lookup
 }
+
+func (f *filter) has(k filterKind) bool { return f.given&k != 0 }
 
 // matches reports whether an object of src (a *T in an interface) with the
 // given key passes the filter. skip names the filters the caller has
@@ -159,7 +158,7 @@ func (f *filter) matches(src *source, key string, obj any, skip filterKind) bool
 	if check&kindKeys != 0 && !slices.Contains(f.keys, key) {
 		return false
 	}
-	if check&kindIndex != 0 && !slices.Contains(f.index.ref.extractErased(obj), f.index.key) {
+	if check&kindIndex != 0 && !f.index.ref.hasKey(obj, f.index.key) {
 		return false
 	}
 	if check&kindNamespace != 0 && src.namespaceOf(obj) != f.namespace {
@@ -212,7 +211,7 @@ func (f *filter) equal(o *filter) bool {
 	if !slices.Equal(f.keys, o.keys) || f.namespace != o.namespace || f.selectsMode != o.selectsMode {
 		return false
 	}
-	if (f.index == nil) != (o.index == nil) || (f.index != nil && *f.index != *o.index) {
+	if f.index != o.index {
 		return false
 	}
 	return maps.Equal(f.labels, o.labels) && maps.Equal(f.selects, o.selects)

@@ -287,3 +287,30 @@ func mustAtoi(s string) int {
 	}
 	return i
 }
+
+// Label and selector reads come from indexes built on first use; they must
+// follow every later change of labels and selectors.
+func TestLabelAndSelectorReadsFollowChanges(t *testing.T) {
+	c, _ := labelledWorld(t)
+	byLabel := func() []string { return fetchKeys[labelled](t, c, krt.FilterLabel(map[string]string{"app": "x"})) }
+	bySelector := func() []string {
+		return fetchKeys[labelled](t, c, krt.FilterSelects(map[string]string{"app": "y", "tier": "db"}))
+	}
+	expect := func(what string, got, want []string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	expect("label read", byLabel(), []string{"a/app-x", "a/app-x-v1"})
+	expect("selector read", bySelector(), []string{"b/app-y", "b/empty"})
+
+	// app-x changes app and gains a selector; app-y drops its selector;
+	// a new object selects by two labels.
+	c.UpdateObject(labelled{Named: krt.Named{Namespace: "a", Name: "app-x"}, Labels: map[string]string{"app": "y"}, Selector: map[string]string{"tier": "db"}})
+	c.UpdateObject(labelled{Named: krt.Named{Namespace: "b", Name: "app-y"}, Labels: map[string]string{"app": "x"}})
+	c.UpdateObject(labelled{Named: krt.Named{Namespace: "c", Name: "two"}, Selector: map[string]string{"app": "y", "tier": "db"}})
+	c.DeleteObject("b/empty")
+	expect("label read after changes", byLabel(), []string{"a/app-x-v1", "b/app-y"})
+	expect("selector read after changes", bySelector(), []string{"a/app-x", "b/app-y", "c/two"})
+}

@@ -14,6 +14,7 @@ type keyedEvent[T any] struct {
 
 // eventHandler receives the changes of a store. deliver and synced are
 // called with the store's lock held, in commit order, and must not block.
+// deliver must not keep the slice it is given: stores reuse it.
 type eventHandler[T any] interface {
 	deliver(events []keyedEvent[T])
 	synced()

@@ -35,7 +35,7 @@ func NewIndex[K comparable, O any](c Collection[O], name string, extract func(o 
 				out[i] = toString(k)
 			}
 			return out
-		}),
+		}, nil),
 		toString: toString,
 	}
 }
@@ -47,11 +47,9 @@ func NewNamespaceIndex[O any](c Collection[O]) Index[string, O] {
 	if ns == nil {
 		panic(fmt.Sprintf("krt: NewNamespaceIndex: collection %q holds %T, which has no namespace", s.cfg.name, *new(O)))
 	}
-	return &index[string, O]{
-		store:    s,
-		idx:      s.addIndex("namespace", func(o *O) []string { return []string{ns(o)} }),
-		toString: func(k string) string { return k },
-	}
+	idx := s.addIndex("namespace", func(o *O) []string { return []string{ns(o)} },
+		func(o *O, key string) bool { return ns(o) == key })
+	return &index[string, O]{store: s, idx: idx, toString: func(k string) string { return k }}
 }
 
 type index[K comparable, O any] struct {
@@ -61,12 +59,13 @@ type index[K comparable, O any] struct {
 }
 
 func (i *index[K, O]) Lookup(k K) []O {
-	f := buildFilter([]FetchOption{FilterIndex[K, O](i, k)})
+	var f filter
+	f.setIndex(indexFilter{ref: i.idx, key: i.toString(k)})
 	return readObjects(i.store, &f)
 }
 
 func (i *index[K, O]) Fetch(ctx HandlerContext, k K, filters ...FetchOption) []O {
-	return Fetch[O](ctx, i.store, append([]FetchOption{FilterIndex[K, O](i, k)}, filters...)...)
+	return fetch(ctx, i.store, indexFilter{ref: i.idx, key: i.toString(k)}, filters)
 }
 
 // indexKeyString converts index keys to the strings the store indexes by.
@@ -85,24 +84,31 @@ func indexKeyString[K comparable]() func(K) string {
 type storeIndex[T any] struct {
 	name     string
 	extract  func(*T) []string
+	has      func(*T, string) bool // optional: extract without allocating
 	postings map[string]map[string]struct{}
 }
 
-// extractErased gives the index keys of an object held in an interface, for
-// matching dependencies against events.
 func (x *storeIndex[T]) extractErased(obj any) []string { return x.extract(obj.(*T)) }
+
+func (x *storeIndex[T]) hasKey(obj any, key string) bool {
+	if x.has != nil {
+		return x.has(obj.(*T), key)
+	}
+	return slices.Contains(x.extract(obj.(*T)), key)
+}
 
 func (x *storeIndex[T]) indexName() string { return x.name }
 
 // addIndex returns the index called name, building it over the current
-// objects if it does not exist yet.
-func (s *store[T]) addIndex(name string, extract func(*T) []string) *storeIndex[T] {
+// objects if it does not exist yet. has, if not nil, answers whether an
+// object is filed under a key without building the list of its keys.
+func (s *store[T]) addIndex(name string, extract func(*T) []string, has func(*T, string) bool) *storeIndex[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if x, ok := s.indexes[name]; ok {
 		return x
 	}
-	x := &storeIndex[T]{name: name, extract: extract, postings: map[string]map[string]struct{}{}}
+	x := &storeIndex[T]{name: name, extract: extract, has: has, postings: map[string]map[string]struct{}{}}
 	for k, o := range s.objects {
 		x.add(k, extract(o))
 	}
@@ -146,5 +152,11 @@ func (s *store[T]) reindexLocked(key string, old, obj *T) {
 		}
 		x.remove(key, before)
 		x.add(key, after)
+	}
+	if x := s.byLabel.Load(); x != nil {
+		x.update(key, old, obj)
+	}
+	if x := s.bySelector.Load(); x != nil {
+		x.update(key, old, obj)
 	}
 }

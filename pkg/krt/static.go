@@ -46,7 +46,7 @@ func (c *staticCollection[T]) UpdateObject(obj T) {
 	defer c.mu.Unlock()
 	p := &obj
 	if ev, changed := c.applyLocked(c.key(p), p); changed {
-		c.dispatchLocked([]keyedEvent[T]{ev})
+		c.dispatchOneLocked(ev)
 	}
 }
 
@@ -55,7 +55,7 @@ func (c *staticCollection[T]) DeleteObject(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ev, changed := c.applyLocked(key, nil); changed {
-		c.dispatchLocked([]keyedEvent[T]{ev})
+		c.dispatchOneLocked(ev)
 	}
 }
 

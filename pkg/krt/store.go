@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // store is the state every collection kind shares: objects by key, the
@@ -16,13 +17,17 @@ type store[T any] struct {
 	src    *source
 	key    func(*T) string
 
-	mu       sync.RWMutex
-	objects  map[string]*T
-	indexes  map[string]*storeIndex[T]
-	handlers []eventHandler[T]
-	synced   bool
-	stopped  bool
-	syncedCh chan struct{}
+	mu      sync.RWMutex
+	scratch []keyedEvent[T] // reused for single-object commits
+	objects map[string]*T
+	indexes map[string]*storeIndex[T]
+	// Built on first use by label and selector filters; see prepareRead.
+	byLabel    atomic.Pointer[labelIndex[T]]
+	bySelector atomic.Pointer[labelIndex[T]]
+	handlers   []eventHandler[T]
+	synced     bool
+	stopped    bool
+	syncedCh   chan struct{}
 }
 
 func newStore[T any](cfg collectionConfig[T], key func(*T) string) *store[T] {
@@ -38,6 +43,8 @@ func newStore[T any](cfg collectionConfig[T], key func(*T) string) *store[T] {
 }
 
 func (s *store[T]) getStore() *store[T] { return s }
+
+func (s *store[T]) source() *source { return s.src }
 
 // GetKey returns the object stored under key, or nil.
 func (s *store[T]) GetKey(key string) *T {
@@ -194,6 +201,13 @@ func (s *store[T]) dispatchLocked(events []keyedEvent[T]) {
 	for _, h := range s.handlers {
 		h.deliver(events)
 	}
+}
+
+// dispatchOneLocked dispatches a single event without allocating a batch.
+func (s *store[T]) dispatchOneLocked(ev keyedEvent[T]) {
+	s.scratch = append(s.scratch[:0], ev)
+	s.dispatchLocked(s.scratch)
+	clear(s.scratch)
 }
 
 // markSynced records that the initial state is complete and tells every

@@ -35,9 +35,10 @@ func (t *dependencyTracker) DiscardResult() { t.discard = true }
 
 func (t *dependencyTracker) tracker() *dependencyTracker { return t }
 
-// fetchable is a collection as its dependents see it: an identity, and a
-// way to subscribe to its changes.
+// fetchable is a collection as its dependents see it: an identity, its
+// sync state, and a way to subscribe to its changes.
 type fetchable interface {
+	Syncer
 	source() *source
 	registerErased(onEvents func([]erasedEvent)) (unregister func())
 }

@@ -57,7 +57,7 @@ type derived[I, O any] struct {
 	deps   *dependencyIndex
 
 	watchMu sync.Mutex
-	watched map[*source]func() // unsubscribe, per fetched collection
+	watched map[*source]watchedSource
 
 	unsubscribeParent func()
 	stats             collectionStats
@@ -67,6 +67,12 @@ type derived[I, O any] struct {
 	results []result[O]
 	outputs []outputRef[O]
 	events  []keyedEvent[O]
+}
+
+// watchedSource is a collection this one has fetched from.
+type watchedSource struct {
+	Syncer
+	unsubscribe func()
 }
 
 // inputRecord is what the collection remembers about one input: the
@@ -125,7 +131,7 @@ func newDerived[I, O any](parent Collection[I], kind string, opts []CollectionOp
 		queue:     newWorkQueue[I](),
 		inputs:    map[string]*inputRecord[O]{},
 		deps:      newDependencyIndex(),
-		watched:   map[*source]func(){},
+		watched:   map[*source]watchedSource{},
 	}
 	d.tracker.watch = d.watch
 	d.unsubscribeParent = d.parent.addHandler(&inlineHandler[I]{
@@ -146,7 +152,38 @@ func (d *derived[I, O]) watch(fetched fetchable) {
 	if _, ok := d.watched[src]; ok {
 		return
 	}
-	d.watched[src] = fetched.registerErased(func(events []erasedEvent) { d.queue.pushFetched(src, events) })
+	d.watched[src] = watchedSource{
+		Syncer:      fetched,
+		unsubscribe: fetched.registerErased(func(events []erasedEvent) { d.queue.pushFetched(src, events) }),
+	}
+}
+
+// unsyncedFetched returns the collections this one fetched from that do not
+// have their initial state yet; the collection itself is left out.
+func (d *derived[I, O]) unsyncedFetched() []Syncer {
+	d.watchMu.Lock()
+	defer d.watchMu.Unlock()
+	var out []Syncer
+	for src, w := range d.watched {
+		if src != d.src && !w.HasSynced() {
+			out = append(out, w.Syncer)
+		}
+	}
+	return out
+}
+
+// deferSync asks for sync again once every collection in waitFor is synced.
+// Their initial events reach the queue before they report synced, so the
+// next sync request comes after the recomputations those events cause.
+func (d *derived[I, O]) deferSync(waitFor []Syncer) {
+	go func() {
+		for _, s := range waitFor {
+			if !s.WaitUntilSynced(d.cfg.stop) {
+				return
+			}
+		}
+		d.queue.requestSync()
+	}()
 }
 
 func (d *derived[I, O]) run() {
@@ -166,8 +203,8 @@ func (d *derived[I, O]) run() {
 func (d *derived[I, O]) close() {
 	d.unsubscribeParent()
 	d.watchMu.Lock()
-	for _, unsubscribe := range d.watched {
-		unsubscribe()
+	for _, w := range d.watched {
+		w.unsubscribe()
 	}
 	d.watched = nil
 	d.watchMu.Unlock()
@@ -209,13 +246,23 @@ func (d *derived[I, O]) process(b *workBatch[I]) {
 		results = append(results, d.compute(k, in))
 	}
 
+	// Synced means the initial state is complete, which includes what the
+	// transformations read: wait for partly loaded fetched collections.
+	syncNow := b.syncRequest
+	if syncNow {
+		if waitFor := d.unsyncedFetched(); len(waitFor) > 0 {
+			syncNow = false
+			d.deferSync(waitFor)
+		}
+	}
+
 	d.mu.Lock()
 	events := d.events[:0]
 	for i := range results {
 		events = d.commitLocked(&results[i], events)
 	}
 	d.dispatchLocked(events)
-	if b.syncRequest {
+	if syncNow {
 		d.markSyncedLocked()
 	}
 	d.mu.Unlock()

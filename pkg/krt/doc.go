@@ -55,7 +55,11 @@
 // A collection is synced once it holds its initial state. A derived
 // collection is synced after its parent is synced and every input of the
 // parent's initial state has been computed, so sync travels down a chain in
-// order. RegisterBatch(f, true) hands a handler the current state as one
+// order. It also waits for the collections its transformations fetched from
+// to be synced, and for the recomputations their initial objects cause:
+// synced never means "computed against a half-loaded cache" (a cycle of
+// collections fetching from each other would therefore never sync).
+// RegisterBatch(f, true) hands a handler the current state as one
 // batch of ADDs followed by live events, with no duplicate and no gap; the
 // registration is synced once the handler has seen the initial state.
 //

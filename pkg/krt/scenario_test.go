@@ -447,3 +447,41 @@ func TestNoEventLostUnderConcurrentWrites(t *testing.T) {
 		}
 	}
 }
+
+// A derived collection is synced only once the collections its
+// transformations fetched from are synced too, and their initial objects
+// are reflected in its outputs: synced never means "partly loaded".
+func TestSyncWaitsForFetchedCollections(t *testing.T) {
+	stop := krttest.Stop(t)
+	gate := krttest.NewSyncGate()
+	configs := krt.NewStaticCollection[versioned](gate, nil, krt.WithStop(stop), krt.WithName("configs"))
+	inputs := krt.NewStaticCollection(nil, []versioned{{Named: krt.Named{Namespace: "in", Name: "a"}}}, krt.WithStop(stop))
+	views := krt.NewCollection(inputs, func(ctx krt.HandlerContext, in versioned) *versioned {
+		c := krt.FetchOne(ctx, krt.Collection[versioned](configs), krt.FilterKey("cfg/"+in.Name))
+		if c == nil {
+			return &versioned{Named: in.Named, Value: -1}
+		}
+		return &versioned{Named: in.Named, Value: c.Value}
+	}, krt.WithStop(stop))
+	tracker := krttest.NewTracker[versioned](t)
+	reg := views.Register(tracker.Track)
+	// The initial input is computed (and the sync request handled in the
+	// same step) while the fetched collection is empty and loading.
+	tracker.WaitOrdered("add/in/a")
+	if views.HasSynced() || reg.HasSynced() {
+		t.Fatal("synced while a fetched collection was still loading")
+	}
+	// The fetched collection fills up, then syncs.
+	configs.UpdateObject(versioned{Named: krt.Named{Namespace: "cfg", Name: "a"}, Value: 7})
+	tracker.WaitOrdered("update/in/a")
+	if views.HasSynced() {
+		t.Fatal("synced while a fetched collection was still loading")
+	}
+	gate.MarkSynced()
+	if !views.WaitUntilSynced(stop) || !reg.WaitUntilSynced(stop) {
+		t.Fatal("never synced")
+	}
+	if got := views.GetKey("in/a"); got == nil || got.Value != 7 {
+		t.Fatalf("output when synced = %v, want the fetched value 7", got)
+	}
+}

@@ -227,3 +227,71 @@ func TestMissingStopPanics(t *testing.T) {
 	}()
 	krt.NewStaticCollection[versioned](nil, nil, krt.WithName("nostop"))
 }
+
+// A nil result means no output: the input's previous output is deleted.
+func TestNilResultDeletesOutput(t *testing.T) {
+	stop := krttest.Stop(t)
+	src := krt.NewStaticCollection(nil, []versioned{{Named: krt.Named{Namespace: "ns", Name: "a"}, Value: 1}}, krt.WithStop(stop))
+	out := krt.NewCollection(src, func(ctx krt.HandlerContext, v versioned) *versioned {
+		if v.Value == 0 {
+			return nil
+		}
+		return &v
+	}, krt.WithStop(stop))
+	tracker := krttest.NewTracker[versioned](t)
+	out.Register(tracker.Track)
+	tracker.WaitOrdered("add/ns/a")
+	src.UpdateObject(versioned{Named: krt.Named{Namespace: "ns", Name: "a"}, Value: 0})
+	tracker.WaitOrdered("delete/ns/a")
+	if out.GetKey("ns/a") != nil || len(out.List()) != 0 {
+		t.Errorf("output still present after a nil result: %v", out.List())
+	}
+	src.UpdateObject(versioned{Named: krt.Named{Namespace: "ns", Name: "a"}, Value: 2})
+	tracker.WaitOrdered("add/ns/a")
+}
+
+// A many collection adds, updates and deletes outputs as an input's result
+// set changes, and deletes them all when the input goes.
+func TestManyCollectionFollowsResultSet(t *testing.T) {
+	stop := krttest.Stop(t)
+	src := krt.NewStaticCollection(nil, []versioned{{Named: krt.Named{Namespace: "ns", Name: "a"}, Value: 3}}, krt.WithStop(stop))
+	out := krt.NewManyCollection(src, func(ctx krt.HandlerContext, v versioned) []versioned {
+		var res []versioned
+		for i := range v.Value {
+			res = append(res, versioned{Named: krt.Named{Namespace: v.Name, Name: fmt.Sprint(i)}, Value: v.Value})
+		}
+		return res
+	}, krt.WithStop(stop))
+	tracker := krttest.NewTracker[versioned](t)
+	out.Register(tracker.Track)
+	tracker.WaitUnordered("add/a/0", "add/a/1", "add/a/2")
+
+	src.UpdateObject(versioned{Named: krt.Named{Namespace: "ns", Name: "a"}, Value: 1})
+	tracker.WaitUnordered("update/a/0", "delete/a/1", "delete/a/2")
+	src.DeleteObject("ns/a")
+	tracker.WaitOrdered("delete/a/0")
+	if len(out.List()) != 0 {
+		t.Errorf("outputs left after the input was deleted: %v", out.List())
+	}
+}
+
+// Two inputs producing one output key: the last writer wins, and the output
+// survives the deletion of the input that no longer owns it.
+func TestOutputKeySharedByTwoInputs(t *testing.T) {
+	stop := krttest.Stop(t)
+	src := krt.NewStaticCollection(nil, []versioned{{Named: krt.Named{Namespace: "ns", Name: "a"}, Value: 1}}, krt.WithStop(stop))
+	out := krt.NewCollection(src, func(ctx krt.HandlerContext, v versioned) *versioned {
+		return &versioned{Named: krt.Named{Name: "shared"}, Value: v.Value}
+	}, krt.WithStop(stop), krt.WithLogger(krttest.Logger(t)))
+	tracker := krttest.NewTracker[versioned](t)
+	out.Register(tracker.Track)
+	tracker.WaitOrdered("add/shared")
+	src.UpdateObject(versioned{Named: krt.Named{Namespace: "ns", Name: "b"}, Value: 2})
+	tracker.WaitOrdered("update/shared")
+	src.DeleteObject("ns/a")
+	src.UpdateObject(versioned{Named: krt.Named{Namespace: "ns", Name: "fence"}, Value: 3})
+	tracker.WaitOrdered("update/shared")
+	if got := out.GetKey("shared"); got == nil || got.Value != 3 {
+		t.Errorf("shared output = %v, want value 3", got)
+	}
+}

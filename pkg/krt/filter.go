@@ -21,7 +21,8 @@ func FilterKey(key string) FetchOption {
 
 // FilterKeys keeps the objects with any of the given keys.
 func FilterKeys(keys ...string) FetchOption {
-	return func(f *filter) { f.setKeys("FilterKeys", slices.Clone(keys)) }
+	unique := slices.Compact(slices.Sorted(slices.Values(keys)))
+	return func(f *filter) { f.setKeys("FilterKeys", unique) }
 }
 
 // FilterObjectName keeps the object with the given namespace and name.

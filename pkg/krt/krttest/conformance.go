@@ -97,6 +97,25 @@ func RunConformance[T any](t *testing.T, newRig func(t *testing.T, md krt.Metada
 	late.WaitUnordered(prefixed("add/", current)...)
 	late.Empty()
 
+	// RegisterBatch with the existing state hands it over as one batch.
+	batches := make(chan []krt.Event[T], 4)
+	batchReg := rig.RegisterBatch(func(events []krt.Event[T]) { batches <- events }, true)
+	if !batchReg.WaitUntilSynced(stop) {
+		t.Fatal("batch handler never synced")
+	}
+	first := <-batches
+	var firstKeys []string
+	for _, e := range first {
+		if e.Event != krt.EventAdd {
+			t.Fatalf("initial batch has a %s event", e.Event)
+		}
+		firstKeys = append(firstKeys, krt.GetKey(*e.New))
+	}
+	if slices.Sort(firstKeys); !slices.Equal(firstKeys, current) {
+		t.Fatalf("initial batch = %v, want all of %v at once", firstKeys, current)
+	}
+	batchReg.UnregisterHandler()
+
 	// A blocked handler blocks neither the other handlers nor sync.
 	release := make(chan struct{})
 	var releaseOnce sync.Once

@@ -166,3 +166,34 @@ func (g *SyncGate) WaitUntilSynced(stop <-chan struct{}) bool {
 		return g.HasSynced()
 	}
 }
+
+// WaitFor waits until cond holds, checking it at the start and after every
+// event of c, and fails the test after Timeout.
+func WaitFor[T any](t testing.TB, c krt.Collection[T], cond func() bool) {
+	t.Helper()
+	if !Eventually(c, cond) {
+		t.Fatal("timed out waiting for a condition on the collection")
+	}
+}
+
+// Eventually reports whether cond holds within Timeout, checking it at the
+// start and after every event of c.
+func Eventually[T any](c krt.Collection[T], cond func() bool) bool {
+	changed := make(chan struct{}, 1)
+	reg := c.RegisterBatch(func([]krt.Event[T]) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}, false)
+	defer reg.UnregisterHandler()
+	deadline := time.After(Timeout)
+	for !cond() {
+		select {
+		case <-changed:
+		case <-deadline:
+			return cond()
+		}
+	}
+	return true
+}

@@ -141,30 +141,43 @@ func (h *asyncHandler[T]) stop() {
 }
 
 // HasSynced reports whether the handler has seen the initial state.
-func (h *asyncHandler[T]) HasSynced() bool {
-	select {
-	case <-h.syncedCh:
-		return true
-	default:
-		return false
-	}
-}
+func (h *asyncHandler[T]) HasSynced() bool { return isClosed(h.syncedCh) }
 
 // WaitUntilSynced waits for the handler to see the initial state; it returns
 // false if stop, the collection's stop or UnregisterHandler comes first.
 func (h *asyncHandler[T]) WaitUntilSynced(stop <-chan struct{}) bool {
-	select {
-	case <-h.syncedCh:
-		return true
-	case <-stop:
-	case <-h.collection:
-	case <-h.done:
-	}
-	return h.HasSynced()
+	return waitClosed(h.syncedCh, stop, h.collection, h.done)
 }
 
 // UnregisterHandler stops delivery to the handler.
 func (h *asyncHandler[T]) UnregisterHandler() {
 	h.unregister()
 	h.stop()
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitClosed waits for ch to close and reports true, or for any of cancel
+// to close first and reports whether ch closed anyway. Nil cancel channels
+// are ignored.
+func waitClosed(ch <-chan struct{}, cancel ...<-chan struct{}) bool {
+	for len(cancel) < 3 {
+		cancel = append(cancel, nil)
+	}
+	select {
+	case <-ch:
+		return true
+	case <-cancel[0]:
+	case <-cancel[1]:
+	case <-cancel[2]:
+	}
+	return isClosed(ch)
 }

@@ -78,25 +78,12 @@ func (s *store[T]) only() *T {
 func (s *store[T]) Metadata() Metadata { return s.cfg.metadata }
 
 // HasSynced reports whether the collection has its initial state.
-func (s *store[T]) HasSynced() bool {
-	select {
-	case <-s.syncedCh:
-		return true
-	default:
-		return false
-	}
-}
+func (s *store[T]) HasSynced() bool { return isClosed(s.syncedCh) }
 
 // WaitUntilSynced waits for the initial state, or returns false when stop or
 // the collection's own stop channel closes first.
 func (s *store[T]) WaitUntilSynced(stop <-chan struct{}) bool {
-	select {
-	case <-s.syncedCh:
-		return true
-	case <-stop:
-	case <-s.cfg.stop:
-	}
-	return s.HasSynced()
+	return waitClosed(s.syncedCh, stop, s.cfg.stop)
 }
 
 // Register calls f for every change, starting with the existing state.

@@ -34,8 +34,8 @@ type world struct {
 
 func newWorld(tb testing.TB) *world {
 	w := &world{pods: NewPods(), services: NewServices(), stop: make(chan struct{})}
-	w.podSource = NewPodSource(w.pods)
-	w.serviceSource = NewServiceSource(w.services)
+	w.podSource = NewSource(w.pods, &corev1.PodList{})
+	w.serviceSource = NewSource(w.services, &corev1.ServiceList{})
 	w.podInformer = NewInformer(w.podSource, &corev1.Pod{})
 	w.svcInformer = NewInformer(w.serviceSource, &corev1.Service{})
 	tb.Cleanup(func() {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -20,17 +21,17 @@ type Source[T runtime.Object] struct {
 	objects  []T
 	index    map[string]int
 	watchers []*watch.FakeWatcher
-	newList  func(items []T) runtime.Object
+	list     runtime.Object // an empty list of the kind, such as &corev1.PodList{}
 }
 
 // watchBuffer holds a whole benchmark operation's events, so Update never
 // blocks on the reflector.
 const watchBuffer = 4096
 
-// NewSource returns a source holding objs; newList wraps items in the
-// kind's list type.
-func NewSource[T runtime.Object](objs []T, newList func(items []T) runtime.Object) *Source[T] {
-	s := &Source[T]{index: map[string]int{}, newList: newList}
+// NewSource returns a source holding objs; list is an empty list of their
+// kind, such as &corev1.PodList{}.
+func NewSource[T runtime.Object](objs []T, list runtime.Object) *Source[T] {
+	s := &Source[T]{index: map[string]int{}, list: list}
 	for _, o := range objs {
 		s.index[key(o)] = len(s.objects)
 		s.objects = append(s.objects, o)
@@ -66,7 +67,18 @@ type listerWatcher[T runtime.Object] struct{ s *Source[T] }
 func (lw listerWatcher[T]) List(metav1.ListOptions) (runtime.Object, error) {
 	lw.s.mu.Lock()
 	defer lw.s.mu.Unlock()
-	return lw.s.newList(slices.Clone(lw.s.objects)), nil
+	items := make([]runtime.Object, len(lw.s.objects))
+	for i, o := range lw.s.objects {
+		items[i] = o
+	}
+	list := lw.s.list.DeepCopyObject()
+	if err := meta.SetList(list, items); err != nil {
+		return nil, fmt.Errorf("bench source: filling %T: %w", list, err)
+	}
+	if err := meta.NewAccessor().SetResourceVersion(list, "1"); err != nil {
+		return nil, fmt.Errorf("bench source: %w", err)
+	}
+	return list, nil
 }
 
 func (lw listerWatcher[T]) Watch(metav1.ListOptions) (watch.Interface, error) {

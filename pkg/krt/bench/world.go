@@ -88,28 +88,6 @@ func NewServices() []*corev1.Service {
 	return services
 }
 
-// NewPodSource and NewServiceSource hold the world's objects for informers.
-func NewPodSource(pods []*corev1.Pod) *Source[*corev1.Pod] {
-	return NewSource(pods, func(items []*corev1.Pod) runtime.Object {
-		l := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
-		for _, p := range items {
-			l.Items = append(l.Items, *p)
-		}
-		return l
-	})
-}
-
-// NewServiceSource holds the world's services for informers.
-func NewServiceSource(services []*corev1.Service) *Source[*corev1.Service] {
-	return NewSource(services, func(items []*corev1.Service) runtime.Object {
-		l := &corev1.ServiceList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
-		for _, s := range items {
-			l.Items = append(l.Items, *s)
-		}
-		return l
-	})
-}
-
 // NewInformer returns an informer over source with a namespace index, as a
 // client-go informer factory would build it.
 func NewInformer[T runtime.Object](source *Source[T], example T) cache.SharedIndexInformer {

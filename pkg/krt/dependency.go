@@ -121,8 +121,9 @@ func newDependencyIndex() *dependencyIndex {
 }
 
 // acquire returns the shared list equal to deps, creating and indexing it
-// if needed, and records that input uses it. deps is copied when a new list
-// is made. It returns nil for an input without dependencies.
+// if needed, and records that input uses it. A new list keeps deps itself:
+// the caller hands it over. It returns nil for an input without
+// dependencies.
 func (x *dependencyIndex) acquire(input string, deps []dependency) *depList {
 	if len(deps) == 0 {
 		return nil
@@ -136,7 +137,7 @@ func (x *dependencyIndex) acquire(input string, deps []dependency) *depList {
 			}
 		}
 	}
-	l := &depList{deps: slices.Clone(deps), hash: h, shared: shared, inputs: map[string]struct{}{input: {}}}
+	l := &depList{deps: deps, hash: h, shared: shared, inputs: map[string]struct{}{input: {}}}
 	if shared {
 		x.lists[h] = append(x.lists[h], l)
 	}

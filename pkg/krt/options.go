@@ -17,6 +17,7 @@ type collectionOptions struct {
 	logger   *slog.Logger
 	equal    any // func(a, b T) bool, checked against T at construction
 	selector any // func(T) map[string]string, checked against T at construction
+	errors   func() map[string]string
 }
 
 // WithName names the collection in logs and in the debug dump. Names should
@@ -64,6 +65,13 @@ func WithSelector[T any](selector func(obj T) map[string]string) CollectionOptio
 	return func(o *collectionOptions) { o.selector = selector }
 }
 
+// WithDebugErrors attaches a source of errors to show in the debug dump,
+// by key: the files of a folder that failed to parse, say. errs is called
+// each time the dump is taken and must be safe for concurrent use.
+func WithDebugErrors(errs func() map[string]string) CollectionOption {
+	return func(o *collectionOptions) { o.errors = errs }
+}
+
 // collectionConfig is the checked, typed form of the options of one
 // collection of T.
 type collectionConfig[T any] struct {
@@ -73,6 +81,7 @@ type collectionConfig[T any] struct {
 	debugger *DebugHandler
 	logger   *slog.Logger
 	access   *objectAccess[T]
+	errors   func() map[string]string
 }
 
 // newConfig applies opts for a collection of T, panicking on a programming
@@ -115,5 +124,6 @@ func newConfig[T any](kind string, opts []CollectionOption) collectionConfig[T] 
 		debugger: o.debugger,
 		logger:   o.logger.With("collection", o.name),
 		access:   access,
+		errors:   o.errors,
 	}
 }

@@ -33,7 +33,7 @@ func TestDependenciesAreReRecordedEachRun(t *testing.T) {
 			return nil
 		}
 		return &versioned{Named: p.Named, Value: c.Value}
-	}, krt.WithStop(stop))
+	}, krt.WithStop(stop), countsRuns)
 	tracker := krttest.NewTracker[versioned](t)
 	out.Register(tracker.Track)
 	tracker.WaitOrdered("add/in/p")
@@ -167,7 +167,7 @@ func TestQueuedChangesToOneKeyAreCoalesced(t *testing.T) {
 			<-release
 		}
 		return &versioned{Named: v.Named, Value: v.Value}
-	}, krt.WithStop(stop))
+	}, krt.WithStop(stop), countsRuns)
 	out.WaitUntilSynced(stop)
 	src.UpdateObject(versioned{Named: krt.Named{Namespace: "ns", Name: "a"}, Value: 1})
 	<-entered // the worker is busy with value 1
@@ -193,7 +193,7 @@ func TestStopReleasesHandlersAndDebugEntry(t *testing.T) {
 	out.WaitUntilSynced(stop)
 	var names []string
 	for _, c := range debug.Collections() {
-		names = append(names, fmt.Sprintf("%s:%v", c.Name, c.Synced))
+		names = append(names, fmt.Sprintf("%s:%v", c.Name, c.State.Synced))
 	}
 	if fmt.Sprint(names) != "[src:true out:true]" {
 		t.Fatalf("debug collections = %v", names)

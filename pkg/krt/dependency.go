@@ -28,6 +28,15 @@ type dependencyTracker struct {
 	watch   func(fetched fetchable)
 	deps    []dependency
 	discard bool
+	extra   any // a side result for the collection, such as a status
+
+	// With CheckMutation, the objects this run fetched, to check after it.
+	watchFetched bool
+	fetched      []watchedObject
+	// With CheckPurity, the identity of every object this run fetched (the
+	// stored pointer), so two runs can be told to have read the same state.
+	recordFetched bool
+	fetchedRefs   []any
 }
 
 // DiscardResult keeps the previous output of the input being computed.
@@ -56,6 +65,13 @@ func (t *dependencyTracker) reset() {
 	clear(t.deps) // drop references held by the reused backing array
 	t.deps = t.deps[:0]
 	t.discard = false
+	t.extra = nil
+	t.watchFetched = false
+	clear(t.fetched)
+	t.fetched = t.fetched[:0]
+	t.recordFetched = false
+	clear(t.fetchedRefs)
+	t.fetchedRefs = t.fetchedRefs[:0]
 }
 
 // depList is the list of dependencies of one or more inputs. Inputs whose

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
-	"sync/atomic"
 )
 
 // TransformationSingle computes zero or one output from an input: nil means
@@ -60,11 +60,13 @@ type derived[I, O any] struct {
 	watched map[*source]watchedSource
 
 	unsubscribeParent func()
-	stats             collectionStats
+	// afterCommit, if set, sees every result once it is committed, in the
+	// worker, in order: status collections keep their statuses with it.
+	afterCommit func(r *result[I, O])
 
 	// Worker scratch space, reused between batches.
 	tracker dependencyTracker
-	results []result[O]
+	results []result[I, O]
 	outputs []outputRef[O]
 	events  []keyedEvent[O]
 }
@@ -90,8 +92,10 @@ type outputRef[O any] struct {
 }
 
 // result is the outcome of one run of the transformation.
-type result[O any] struct {
+type result[I, O any] struct {
 	key      string
+	input    *I
+	extra    any // set by the transformation's wrapper, for commit hooks
 	deleted  bool
 	failed   bool
 	discard  bool
@@ -101,22 +105,17 @@ type result[O any] struct {
 	depsSame bool
 }
 
-// collectionStats counts what a derived collection did.
-type collectionStats struct {
-	recomputations atomic.Uint64
-	panics         atomic.Uint64
-	inputEvents    atomic.Uint64
-	fetchedEvents  atomic.Uint64
-	impacts        atomic.Uint64
-	checks         atomic.Uint64 // dependency lists checked against fetched events
-}
-
 // singletonKey is the key of the one object of a Singleton whose type has no
 // key of its own.
 const singletonKey = "singleton"
 
 func newDerived[I, O any](parent Collection[I], kind string, opts []CollectionOption, key func(*O) string, t transform[I, O]) *derived[I, O] {
-	cfg := newConfig[O](kind, opts)
+	return newDerivedWithHook(parent, newConfig[O](kind, opts), key, t, nil)
+}
+
+func newDerivedWithHook[I, O any](parent Collection[I], cfg collectionConfig[O], key func(*O) string, t transform[I, O],
+	afterCommit func(r *result[I, O]),
+) *derived[I, O] {
 	if key == nil {
 		key = cfg.access.key
 	}
@@ -125,20 +124,21 @@ func newDerived[I, O any](parent Collection[I], kind string, opts []CollectionOp
 		panic(fmt.Sprintf("krt: collection %q: cannot compute a key for %T: implement ResourceName() or GetName()/GetNamespace()", cfg.name, zero))
 	}
 	d := &derived[I, O]{
-		store:     newStore(cfg, key),
-		parent:    storeOf(parent),
-		transform: t,
-		queue:     newWorkQueue[I](),
-		inputs:    map[string]*inputRecord[O]{},
-		deps:      newDependencyIndex(),
-		watched:   map[*source]watchedSource{},
+		store:       newStore(cfg, key),
+		parent:      storeOf(parent),
+		transform:   t,
+		queue:       newWorkQueue[I](),
+		inputs:      map[string]*inputRecord[O]{},
+		deps:        newDependencyIndex(),
+		watched:     map[*source]watchedSource{},
+		afterCommit: afterCommit,
 	}
 	d.tracker.watch = d.watch
 	d.unsubscribeParent = d.parent.addHandler(&inlineHandler[I]{
 		onEvents: d.queue.pushInputs,
 		onSynced: d.queue.requestSync,
 	}, true)
-	cfg.debugger.register(d.store)
+	cfg.debugger.register(d.store, d)
 	go d.run()
 	return d
 }
@@ -227,7 +227,7 @@ func (d *derived[I, O]) process(b *workBatch[I]) {
 			b.inputs[input] = nil
 			affected = append(affected, input)
 		})
-		d.stats.impacts.Add(uint64(n))
+		d.stats.impacts.observe(n)
 		d.stats.checks.Add(uint64(checked))
 		if d.cfg.logger.Enabled(context.Background(), slog.LevelDebug) {
 			d.cfg.logger.Debug(fmt.Sprintf("event size %d, impacts %d objects", len(fc.events), n), "source", fc.src.name)
@@ -262,10 +262,15 @@ func (d *derived[I, O]) process(b *workBatch[I]) {
 		events = d.commitLocked(&results[i], events)
 	}
 	d.dispatchLocked(events)
-	if syncNow {
-		d.markSyncedLocked()
-	}
 	d.mu.Unlock()
+	if d.afterCommit != nil {
+		for i := range results {
+			d.afterCommit(&results[i])
+		}
+	}
+	if syncNow {
+		d.markSynced() // after the hooks: what they maintain is part of the state
+	}
 
 	clear(results)
 	clear(events)
@@ -275,21 +280,45 @@ func (d *derived[I, O]) process(b *workBatch[I]) {
 // compute runs the transformation for one input (nil: the input is gone).
 // A panic is recovered, logged and counted; the input keeps its previous
 // output.
-func (d *derived[I, O]) compute(key string, in *I) (r result[O]) {
-	r.key = key
+func (d *derived[I, O]) compute(key string, in *I) result[I, O] {
 	if in == nil {
-		r.deleted = true
-		return r
+		return result[I, O]{key: key, deleted: true}
 	}
 	d.stats.recomputations.Add(1)
 	t := &d.tracker
 	t.reset()
+	var input watchedObject
+	if d.cfg.checks&CheckMutation != 0 {
+		input = watchObject(d.parent.cfg.name, key, in)
+		t.watchFetched = true
+	}
+	t.recordFetched = d.cfg.checks&CheckPurity != 0
+	r := d.transformOnce(key, in, t)
+	// The checks run outside run's recover: a violation must not pass for
+	// an ordinary panic of the transformation.
+	if d.cfg.checks&CheckMutation != 0 {
+		who := fmt.Sprintf("the transformation of collection %q (input %q)", d.cfg.name, key)
+		input.checkUnchanged(who, d.cfg.violation)
+		for _, o := range t.fetched {
+			o.checkUnchanged(who, d.cfg.violation)
+		}
+	}
+	if d.cfg.checks&CheckPurity != 0 && !r.failed {
+		d.checkPurity(key, in, &r, t.fetchedRefs)
+	}
+	return r
+}
+
+// transformOnce calls the transformation for one input. A panic is recovered, logged
+// and counted; the input keeps its previous output.
+func (d *derived[I, O]) transformOnce(key string, in *I, t *dependencyTracker) (r result[I, O]) {
+	r.key, r.input = key, in
 	defer func() {
 		if p := recover(); p != nil {
 			d.stats.panics.Add(1)
 			d.cfg.logger.Error("transformation panicked; keeping the previous output",
 				"key", key, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			r = result[O]{key: key, failed: true}
+			r = result[I, O]{key: key, input: in, failed: true}
 			// Keep what the previous run depended on, plus what this run
 			// read before it failed, so either kind of change retries it.
 			var prev []dependency
@@ -300,7 +329,7 @@ func (d *derived[I, O]) compute(key string, in *I) (r result[O]) {
 		}
 	}()
 	r.one, r.many = d.transform(t, in)
-	r.discard = t.discard
+	r.discard, r.extra = t.discard, t.extra
 	var prev *depList
 	if rec := d.inputs[key]; rec != nil {
 		prev = rec.deps
@@ -313,9 +342,37 @@ func (d *derived[I, O]) compute(key string, in *I) (r result[O]) {
 	return r
 }
 
+// checkPurity runs the transformation a second time and reports when the
+// result differs from the first run's. Runs that did not read the same
+// stored objects (a fetched collection changed in between) prove nothing
+// and are not judged.
+func (d *derived[I, O]) checkPurity(key string, in *I, first *result[I, O], firstFetched []any) {
+	scratch := &dependencyTracker{watch: func(fetchable) {}, recordFetched: true}
+	var one *O
+	var many []O
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				one, many = nil, []O{} // a panic only the second time differs too
+			}
+		}()
+		one, many = d.transform(scratch, in)
+	}()
+	if !slices.Equal(firstFetched, scratch.fetchedRefs) || sameResults(d.access.equal, d.key, first.one, first.many, one, many) {
+		return
+	}
+	d.stats.purityViolations.Add(1)
+	msg := fmt.Sprintf("krt: the transformation of collection %q is not pure: two runs for input %q gave different results "+
+		"(a slice built from map order? a clock? a read outside Fetch?)", d.cfg.name, key)
+	d.cfg.logger.Error(msg, "key", key)
+	if d.cfg.checks&CheckPurityStrict != 0 {
+		d.cfg.violation(msg)
+	}
+}
+
 // commitLocked applies one result to the store and the dependency index and
 // appends the events it causes. The caller holds the write lock.
-func (d *derived[I, O]) commitLocked(r *result[O], events []keyedEvent[O]) []keyedEvent[O] {
+func (d *derived[I, O]) commitLocked(r *result[I, O], events []keyedEvent[O]) []keyedEvent[O] {
 	rec := d.inputs[r.key]
 	if r.deleted {
 		if rec == nil {

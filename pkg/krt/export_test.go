@@ -35,3 +35,14 @@ func DependencyChecks[O any](c Collection[O]) uint64 { return c.(internals).stat
 
 // DependencyLists returns how many distinct dependency lists c's inputs use.
 func DependencyLists[O any](c Collection[O]) int { return c.(internals).dependencyLists() }
+
+// WithViolationHandler replaces the panic of a failed check, so tests can
+// watch checks fail.
+func WithViolationHandler(f func(msg string)) CollectionOption {
+	return func(o *collectionOptions) { o.violation = f }
+}
+
+// PurityViolations returns how many runs of c failed the purity check.
+func PurityViolations[O any](c Collection[O]) uint64 {
+	return c.(internals).statsOf().purityViolations.Load()
+}

@@ -36,12 +36,23 @@ func fetch[T any](ctx HandlerContext, s *store[T], lookup indexFilter, filters [
 	}
 	// The filter is built in place in the tracker's dependency list, which
 	// is reused from run to run: no allocation per Fetch.
-	f := ctx.tracker().depend(s)
+	t := ctx.tracker()
+	f := t.depend(s)
 	if lookup.ref != nil {
 		f.setIndex(lookup)
 	}
 	for _, o := range filters {
 		o(f)
+	}
+	if t.watchFetched || t.recordFetched {
+		return readObjectsVisiting(s, f, func(key string, obj *T) {
+			if t.watchFetched {
+				t.fetched = append(t.fetched, watchObject(s.cfg.name, key, obj))
+			}
+			if t.recordFetched {
+				t.fetchedRefs = append(t.fetchedRefs, obj)
+			}
+		})
 	}
 	return readObjects(s, f)
 }
@@ -68,6 +79,12 @@ const (
 
 // readObjects returns the objects of s that pass f, ordered by key.
 func readObjects[T any](s *store[T], f *filter) []T {
+	return readObjectsVisiting(s, f, nil)
+}
+
+// readObjectsVisiting is readObjects that also calls visit, if not nil, with
+// each object as stored.
+func readObjectsVisiting[T any](s *store[T], f *filter, visit func(key string, obj *T)) []T {
 	s.prepareRead(f)
 	type hit struct {
 		key string
@@ -129,6 +146,9 @@ func readObjects[T any](s *store[T], f *filter) []T {
 	out := make([]T, len(hits))
 	for i, h := range hits {
 		out[i] = *h.obj
+		if visit != nil {
+			visit(h.key, h.obj)
+		}
 	}
 	return out
 }

@@ -214,7 +214,7 @@ func TestEveryFilterIsReverseIndexed(t *testing.T) {
 					return &versioned{Named: in.Named, Value: -len(got)}
 				}
 				return &versioned{Named: in.Named, Value: len(got[0].Labels["version"])}
-			}, krt.WithStop(stop))
+			}, krt.WithStop(stop), countsRuns)
 			out.WaitUntilSynced(stop)
 			for _, v := range out.List() {
 				if v.Value != 2 {

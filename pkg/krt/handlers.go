@@ -1,6 +1,7 @@
 package krt
 
 import (
+	"fmt"
 	"sync"
 )
 
@@ -43,6 +44,7 @@ func (h *inlineHandler[T]) stop() {}
 // the marker saying that everything before it makes up the initial state.
 type handlerItem[T any] struct {
 	events     []Event[T]
+	keys       []string // with the mutation check only
 	syncMarker bool
 }
 
@@ -54,6 +56,10 @@ type asyncHandler[T any] struct {
 	f          func([]Event[T])
 	collection <-chan struct{} // the collection's stop channel
 	unregister func()
+	// With CheckMutation, the collection's name for the report.
+	checkMutation  bool
+	collectionName string
+	violation      func(msg string)
 
 	mu       sync.Mutex
 	queue    []handlerItem[T]
@@ -75,11 +81,17 @@ func newAsyncHandler[T any](f func([]Event[T]), collectionStop <-chan struct{}) 
 }
 
 func (h *asyncHandler[T]) deliver(events []keyedEvent[T]) {
-	plain := make([]Event[T], len(events))
+	item := handlerItem[T]{events: make([]Event[T], len(events))}
 	for i := range events {
-		plain[i] = events[i].Event
+		item.events[i] = events[i].Event
 	}
-	h.push(handlerItem[T]{events: plain})
+	if h.checkMutation {
+		item.keys = make([]string, len(events))
+		for i := range events {
+			item.keys[i] = events[i].key
+		}
+	}
+	h.push(item)
 }
 
 func (h *asyncHandler[T]) synced() { h.push(handlerItem[T]{syncMarker: true}) }
@@ -119,8 +131,29 @@ func (h *asyncHandler[T]) drain() {
 				close(h.syncedCh)
 				continue
 			}
-			h.f(item.events)
+			h.call(item)
 		}
+	}
+}
+
+// call hands one batch to the handler, checking afterwards that it changed
+// none of the objects when CheckMutation is on.
+func (h *asyncHandler[T]) call(item handlerItem[T]) {
+	if !h.checkMutation {
+		h.f(item.events)
+		return
+	}
+	var watched []watchedObject
+	for i, e := range item.events {
+		for _, o := range [2]*T{e.Old, e.New} {
+			if o != nil {
+				watched = append(watched, watchObject(h.collectionName, item.keys[i], o))
+			}
+		}
+	}
+	h.f(item.events)
+	for _, o := range watched {
+		o.checkUnchanged(fmt.Sprintf("a handler of collection %q", h.collectionName), h.violation)
 	}
 }
 

@@ -3,6 +3,7 @@ package krt
 import (
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Index finds the objects of a collection by a derived key, such as their
@@ -14,7 +15,20 @@ type Index[K comparable, O any] interface {
 	// Fetch returns the objects indexed under k that pass filters, ordered by
 	// object key, and records the dependency like krt.Fetch.
 	Fetch(ctx HandlerContext, k K, filters ...FetchOption) []O
+	// AsCollection groups the objects by index key: one IndexObject per key
+	// that has objects, kept up to date.
+	AsCollection(opts ...CollectionOption) Collection[IndexObject[K, O]]
 }
+
+// IndexObject is the group of objects an index files under one key.
+type IndexObject[K comparable, O any] struct {
+	Key     K
+	Objects []O
+	name    string
+}
+
+// ResourceName is the index key as a string.
+func (o IndexObject[K, O]) ResourceName() string { return o.name }
 
 // NewIndex indexes the objects of c by the keys extract returns. Indexes are
 // kept by the collection itself, updated in the same step as the objects, so
@@ -24,7 +38,8 @@ func NewIndex[K comparable, O any](c Collection[O], name string, extract func(o 
 	s := storeOf(c)
 	toString := indexKeyString[K]()
 	return &index[K, O]{
-		store: s,
+		store:  s,
+		keysOf: func(o *O) []K { return extract(*o) },
 		idx: s.addIndex(name, func(o *O) []string {
 			keys := extract(*o)
 			if strs, ok := any(keys).([]string); ok {
@@ -47,14 +62,15 @@ func NewNamespaceIndex[O any](c Collection[O]) Index[string, O] {
 	if ns == nil {
 		panic(fmt.Sprintf("krt: NewNamespaceIndex: collection %q holds %T, which has no namespace", s.cfg.name, *new(O)))
 	}
-	idx := s.addIndex("namespace", func(o *O) []string { return []string{ns(o)} },
-		func(o *O, key string) bool { return ns(o) == key })
-	return &index[string, O]{store: s, idx: idx, toString: func(k string) string { return k }}
+	keys := func(o *O) []string { return []string{ns(o)} }
+	idx := s.addIndex("namespace", keys, func(o *O, key string) bool { return ns(o) == key })
+	return &index[string, O]{store: s, idx: idx, keysOf: keys, toString: func(k string) string { return k }}
 }
 
 type index[K comparable, O any] struct {
 	store    *store[O]
 	idx      *storeIndex[O]
+	keysOf   func(*O) []K
 	toString func(K) string
 }
 
@@ -66,6 +82,39 @@ func (i *index[K, O]) Lookup(k K) []O {
 
 func (i *index[K, O]) Fetch(ctx HandlerContext, k K, filters ...FetchOption) []O {
 	return fetch(ctx, i.store, indexFilter{ref: i.idx, key: i.toString(k)}, filters)
+}
+
+func (i *index[K, O]) AsCollection(opts ...CollectionOption) Collection[IndexObject[K, O]] {
+	cfg := newConfig[IndexObject[K, O]]("IndexCollection", opts)
+	var keys sync.Map // index key string -> K, for the keys seen so far
+	v := newView(cfg, func(o *IndexObject[K, O]) string { return o.name }, 1, func(name string) *IndexObject[K, O] {
+		k, ok := keys.Load(name)
+		if !ok {
+			return nil
+		}
+		var f filter
+		f.setIndex(indexFilter{ref: i.idx, key: name})
+		objs := readObjects(i.store, &f)
+		if len(objs) == 0 {
+			return nil
+		}
+		return &IndexObject[K, O]{Key: k.(K), Objects: objs, name: name}
+	})
+	subscribeView(v, i.store, func(e *keyedEvent[O], out []string) []string {
+		for _, o := range [2]*O{e.Old, e.New} {
+			if o == nil {
+				continue
+			}
+			for _, k := range i.keysOf(o) {
+				name := i.toString(k)
+				keys.Store(name, k)
+				out = append(out, name)
+			}
+		}
+		return out
+	})
+	v.start()
+	return v
 }
 
 // indexKeyString converts index keys to the strings the store indexes by.

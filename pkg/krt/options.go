@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+
+	"github.com/meshcp/meshcp/pkg/logging"
 )
 
 // CollectionOption configures a collection at construction time.
@@ -18,6 +20,9 @@ type collectionOptions struct {
 	equal    any // func(a, b T) bool, checked against T at construction
 	selector any // func(T) map[string]string, checked against T at construction
 	errors   func() map[string]string
+	checks   *Checks
+	// violation reports a failed check; panic unless a test replaces it.
+	violation func(msg string)
 }
 
 // WithName names the collection in logs and in the debug dump. Names should
@@ -43,8 +48,9 @@ func WithDebugging(d *DebugHandler) CollectionOption {
 	return func(o *collectionOptions) { o.debugger = d }
 }
 
-// WithLogger sets the logger; the default is slog.Default(). The collection
-// adds its name to every line.
+// WithLogger sets the logger. The default writes through slog.Default() in
+// the "krt" scope, at the level KRT_LOG_LEVEL (or LOG_LEVEL) sets. The
+// collection adds its name to every line.
 func WithLogger(l *slog.Logger) CollectionOption {
 	return func(o *collectionOptions) { o.logger = l }
 }
@@ -75,13 +81,15 @@ func WithDebugErrors(errs func() map[string]string) CollectionOption {
 // collectionConfig is the checked, typed form of the options of one
 // collection of T.
 type collectionConfig[T any] struct {
-	name     string
-	stop     <-chan struct{}
-	metadata Metadata
-	debugger *DebugHandler
-	logger   *slog.Logger
-	access   *objectAccess[T]
-	errors   func() map[string]string
+	name      string
+	stop      <-chan struct{}
+	metadata  Metadata
+	debugger  *DebugHandler
+	logger    *slog.Logger
+	access    *objectAccess[T]
+	errors    func() map[string]string
+	checks    Checks
+	violation func(msg string)
 }
 
 // newConfig applies opts for a collection of T, panicking on a programming
@@ -98,7 +106,8 @@ func newConfig[T any](kind string, opts []CollectionOption) collectionConfig[T] 
 		panic(fmt.Sprintf("krt: collection %q has no stop channel: pass krt.WithStop", o.name))
 	}
 	if o.logger == nil {
-		o.logger = slog.Default()
+		// The "krt" scope of slog's default logger, at KRT_LOG_LEVEL.
+		o.logger = slog.New(logging.NewScopedHandler(slog.Default().Handler(), "krt", logging.LevelFromEnv("krt", slog.LevelInfo)))
 	}
 	access := newObjectAccess[T]()
 	if o.equal == nil {
@@ -117,13 +126,22 @@ func newConfig[T any](kind string, opts []CollectionOption) collectionConfig[T] 
 		}
 		access.selector = func(p *T) map[string]string { return sel(*p) }
 	}
+	if o.violation == nil {
+		o.violation = func(msg string) { panic(msg) }
+	}
+	checks := checksFromEnv()
+	if o.checks != nil {
+		checks = *o.checks
+	}
 	return collectionConfig[T]{
-		name:     o.name,
-		stop:     o.stop,
-		metadata: o.metadata,
-		debugger: o.debugger,
-		logger:   o.logger.With("collection", o.name),
-		access:   access,
-		errors:   o.errors,
+		name:      o.name,
+		stop:      o.stop,
+		metadata:  o.metadata,
+		debugger:  o.debugger,
+		logger:    o.logger.With("collection", o.name),
+		access:    access,
+		errors:    o.errors,
+		checks:    checks,
+		violation: o.violation,
 	}
 }

@@ -50,6 +50,23 @@ func (q *workQueue[I]) pushInputs(events []keyedEvent[I]) {
 	q.mu.Unlock()
 }
 
+// pushKeys queues keys to recompute, for collections that look their
+// inputs up by key rather than receive them.
+func (q *workQueue[I]) pushKeys(keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	q.mu.Lock()
+	for _, k := range keys {
+		if _, queued := q.batch.inputs[k]; !queued {
+			q.batch.order = append(q.batch.order, k)
+			q.batch.inputs[k] = nil
+		}
+	}
+	q.signalLocked()
+	q.mu.Unlock()
+}
+
 // pushFetched queues changes of a fetched collection.
 func (q *workQueue[I]) pushFetched(src *source, events []erasedEvent) {
 	q.mu.Lock()
@@ -76,6 +93,14 @@ func (q *workQueue[I]) signalLocked() {
 	case q.wake <- struct{}{}:
 	default:
 	}
+}
+
+// depth returns how much work is waiting: inputs and batches of fetched
+// changes.
+func (q *workQueue[I]) depth() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.batch.order) + len(q.batch.depEvents)
 }
 
 // take returns everything queued and leaves the queue empty.

@@ -94,7 +94,7 @@ func newWorld(t *testing.T, selectorFilter func(labels map[string]string) krt.Fe
 			names = append(names, s.Name)
 		}
 		return &workload{Named: p.Named, IP: p.IP, Services: names}
-	}, krt.WithStop(stop), krt.WithName("Workloads"))
+	}, krt.WithStop(stop), krt.WithName("Workloads"), countsRuns)
 	if !w.workloads.WaitUntilSynced(stop) {
 		t.Fatal("workloads never synced")
 	}
@@ -202,11 +202,11 @@ func TestEqualSuppressesDownstreamEvents(t *testing.T) {
 	secondC := krt.NewCollection(first, func(ctx krt.HandlerContext, o derivedObject) *derivedObject {
 		second.Add(1)
 		return &derivedObject{Named: o.Named, Source: "second"}
-	}, krt.WithStop(stop))
+	}, krt.WithStop(stop), countsRuns)
 	thirdC := krt.NewCollection(secondC, func(ctx krt.HandlerContext, o derivedObject) *derivedObject {
 		third.Add(1)
 		return &derivedObject{Named: o.Named, Source: "third"}
-	}, krt.WithStop(stop))
+	}, krt.WithStop(stop), countsRuns)
 	thirdC.WaitUntilSynced(stop)
 	tracker := krttest.NewTracker[derivedObject](t)
 	thirdC.RegisterBatch(tracker.TrackBatch, false).WaitUntilSynced(stop)

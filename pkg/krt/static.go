@@ -28,7 +28,7 @@ func newStaticCollection[T any](cfg collectionConfig[T], key func(*T) string, sy
 	if synced == nil {
 		c.markSynced()
 	}
-	cfg.debugger.register(c.store)
+	cfg.debugger.register(c.store, c.store)
 	go func() {
 		if synced != nil && synced.WaitUntilSynced(cfg.stop) {
 			c.markSynced()

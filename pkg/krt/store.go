@@ -1,10 +1,12 @@
 package krt
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // store is the state every collection kind shares: objects by key, the
@@ -28,6 +30,12 @@ type store[T any] struct {
 	synced     bool
 	stopped    bool
 	syncedCh   chan struct{}
+
+	// For debugging and metrics.
+	uid           atomic.Uint64 // set by a DebugHandler; 0 when not registered
+	stats         collectionStats
+	created       time.Time
+	extraUpstream []graphEdge // upstream collections beyond the kind's own, under mu
 }
 
 func newStore[T any](cfg collectionConfig[T], key func(*T) string) *store[T] {
@@ -39,6 +47,7 @@ func newStore[T any](cfg collectionConfig[T], key func(*T) string) *store[T] {
 		objects:  map[string]*T{},
 		indexes:  map[string]*storeIndex[T]{},
 		syncedCh: make(chan struct{}),
+		created:  time.Now(),
 	}
 }
 
@@ -98,6 +107,7 @@ func (s *store[T]) Register(f func(Event[T])) HandlerRegistration {
 // RegisterBatch calls f with batches of changes on a goroutine of its own.
 func (s *store[T]) RegisterBatch(f func([]Event[T]), runExistingState bool) HandlerRegistration {
 	h := newAsyncHandler(f, s.cfg.stop)
+	h.checkMutation, h.collectionName, h.violation = s.cfg.checks&CheckMutation != 0, s.cfg.name, s.cfg.violation
 	h.unregister = s.addHandler(h, runExistingState)
 	return h
 }
@@ -185,6 +195,7 @@ func (s *store[T]) dispatchLocked(events []keyedEvent[T]) {
 	if len(events) == 0 {
 		return
 	}
+	s.stats.eventsOut.Add(uint64(len(events)))
 	for _, h := range s.handlers {
 		h.deliver(events)
 	}
@@ -210,11 +221,16 @@ func (s *store[T]) markSyncedLocked() {
 		return
 	}
 	s.synced = true
+	s.stats.syncedAfter.Store(int64(time.Since(s.created)))
 	close(s.syncedCh)
 	for _, h := range s.handlers {
 		h.synced()
 	}
-	s.cfg.logger.Debug("collection synced", "objects", len(s.objects))
+	if uid := s.uid.Load(); uid != 0 {
+		s.cfg.logger.Debug(fmt.Sprintf("%s synced (uid %d)", s.cfg.name, uid), "objects", len(s.objects))
+	} else {
+		s.cfg.logger.Debug(s.cfg.name+" synced", "objects", len(s.objects))
+	}
 }
 
 // shutdown stops every handler; the objects stay readable.

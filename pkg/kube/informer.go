@@ -1,5 +1,3 @@
-// Package kube connects the krt graph to the Kubernetes API server through
-// client-go: informers become krt collections.
 package kube
 
 import (
@@ -36,10 +34,28 @@ func WrapInformer[T Object](informer cache.SharedIndexInformer, stop <-chan stru
 	opts = append(append(defaultOptions[T](), opts...), krt.WithStop(stop))
 	store := krt.NewStaticCollection[T](syncer, nil, opts...)
 
-	reg, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := informer.AddEventHandler(storeHandler(store, nil))
+	if err != nil {
+		return nil, fmt.Errorf("adding a handler to the %T informer: %w", *new(T), err)
+	}
+	syncer.set(reg)
+	go func() {
+		<-stop
+		_ = informer.RemoveEventHandler(reg)
+	}()
+	return store, nil
+}
+
+// storeHandler writes the events of an informer of T into store. When
+// guard is not nil, every write goes through it, so that the caller can
+// drop the writes of a handler it has detached: client-go may still run one
+// callback of a handler after RemoveEventHandler returns.
+func storeHandler[T Object](store krt.StaticCollection[T], guard func(write func())) cache.ResourceEventHandler {
+	w := storeWriter[T]{store: store, guard: guard}
+	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if o, ok := obj.(T); ok {
-				store.UpdateObject(o)
+				w.update(o)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -50,26 +66,40 @@ func WrapInformer[T Object](informer cache.SharedIndexInformer, stop <-chan stru
 			if old, ok := oldObj.(T); ok && sameVersion(old, o) {
 				return // a resync: nothing changed
 			}
-			store.UpdateObject(o)
+			w.update(o)
 		},
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
 			if o, ok := obj.(T); ok {
-				store.DeleteObject(krt.GetKey(o))
+				w.delete(krt.GetKey(o))
 			}
 		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("adding a handler to the %T informer: %w", *new(T), err)
 	}
-	syncer.set(reg)
-	go func() {
-		<-stop
-		_ = informer.RemoveEventHandler(reg)
-	}()
-	return store, nil
+}
+
+// storeWriter applies informer events to a store, through a guard if
+// there is one.
+type storeWriter[T Object] struct {
+	store krt.StaticCollection[T]
+	guard func(write func())
+}
+
+func (w storeWriter[T]) update(o T) {
+	if w.guard == nil {
+		w.store.UpdateObject(o)
+		return
+	}
+	w.guard(func() { w.store.UpdateObject(o) })
+}
+
+func (w storeWriter[T]) delete(key string) {
+	if w.guard == nil {
+		w.store.DeleteObject(key)
+		return
+	}
+	w.guard(func() { w.store.DeleteObject(key) })
 }
 
 // defaultOptions gives informer collections what their type needs: equality
@@ -98,40 +128,4 @@ func equalByVersion[T Object](a, b T) bool {
 
 func sameVersion[T Object](a, b T) bool {
 	return a.GetResourceVersion() != "" && a.GetResourceVersion() == b.GetResourceVersion()
-}
-
-// registrationSyncer is synced once the informer has delivered its initial
-// list to our handler. The registration only exists after the collection
-// that needs the syncer is built, hence the ready channel.
-type registrationSyncer struct {
-	ready chan struct{}
-	reg   cache.ResourceEventHandlerRegistration
-}
-
-func (s *registrationSyncer) set(reg cache.ResourceEventHandlerRegistration) {
-	s.reg = reg
-	close(s.ready)
-}
-
-func (s *registrationSyncer) HasSynced() bool {
-	select {
-	case <-s.ready:
-		return s.reg.HasSynced()
-	default:
-		return false
-	}
-}
-
-func (s *registrationSyncer) WaitUntilSynced(stop <-chan struct{}) bool {
-	select {
-	case <-s.ready:
-	case <-stop:
-		return false
-	}
-	select {
-	case <-s.reg.HasSyncedChecker().Done():
-		return true
-	case <-stop:
-		return s.reg.HasSynced()
-	}
 }

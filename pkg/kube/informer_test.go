@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
@@ -17,8 +16,10 @@ import (
 	"github.com/meshcp/meshcp/pkg/kube"
 )
 
+// TestMain turns krt's checks on and fails the package if any goroutine,
+// informers' included, outlives the tests.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	krttest.Main(m)
 }
 
 // newFactory returns an informer factory and a stop channel for it; at the

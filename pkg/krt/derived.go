@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // TransformationSingle computes zero or one output from an input: nil means
@@ -60,6 +61,7 @@ type derived[I, O any] struct {
 	watched map[*source]watchedSource
 
 	unsubscribeParent func()
+	conflictReported  atomic.Bool
 	// afterCommit, if set, sees every result once it is committed, in the
 	// worker, in order: status collections keep their statuses with it.
 	afterCommit func(r *result[I, O])
@@ -274,7 +276,21 @@ func (d *derived[I, O]) process(b *workBatch[I]) {
 
 	clear(results)
 	clear(events)
-	d.results, d.events = results[:0], events[:0]
+	d.results, d.events = keepSmall(results), keepSmall(events)
+}
+
+// scratchLimit is the largest scratch buffer a worker keeps between
+// batches. An initial sync grows buffers to the size of the whole
+// collection; keeping them would hold that memory for good.
+const scratchLimit = 1024
+
+// keepSmall returns s emptied for reuse, or nil when it has grown too big
+// to be worth keeping.
+func keepSmall[E any](s []E) []E {
+	if cap(s) > scratchLimit {
+		return nil
+	}
+	return s[:0]
 }
 
 // compute runs the transformation for one input (nil: the input is gone).
@@ -416,7 +432,7 @@ func (d *derived[I, O]) replaceOutputsLocked(rec *inputRecord[O], next []outputR
 	for i := range next {
 		ref := &next[i]
 		if cur := d.objects[ref.key]; cur != nil && !hadKey(ref.key) {
-			d.cfg.logger.Warn("output key produced by more than one input; the last one wins", "outputKey", ref.key)
+			d.reportKeyConflict(ref.key)
 		}
 		if ev, changed := d.applyLocked(ref.key, ref.val); changed {
 			events = append(events, ev)
@@ -435,6 +451,18 @@ func (d *derived[I, O]) replaceOutputsLocked(rec *inputRecord[O], next []outputR
 	}
 	rec.outputs = append(rec.outputs[:0], next...)
 	return events
+}
+
+// reportKeyConflict logs an output key that a second input produced. The
+// first conflict of a collection is a warning; the rest are debug lines, so
+// one mistake in a transformation cannot flood the log.
+func (d *derived[I, O]) reportKeyConflict(key string) {
+	const msg = "output key produced by more than one input; the last one wins"
+	if d.conflictReported.CompareAndSwap(false, true) {
+		d.cfg.logger.Warn(msg+" (further conflicts are logged at debug level)", "outputKey", key)
+		return
+	}
+	d.cfg.logger.Debug(msg, "outputKey", key)
 }
 
 // keyLookup tells whether refs has an output with a given key: by scanning

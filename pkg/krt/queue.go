@@ -113,12 +113,17 @@ func (q *workQueue[I]) take() workBatch[I] {
 	return b
 }
 
-// recycle hands a processed batch back for reuse.
+// recycle hands a processed batch back for reuse, unless it grew too big
+// to be worth keeping (maps never shrink).
 func (q *workQueue[I]) recycle(b workBatch[I]) {
-	clear(b.inputs)
+	if len(b.inputs) > scratchLimit {
+		b.inputs = map[string]*I{}
+	} else {
+		clear(b.inputs)
+	}
 	clear(b.order)
 	clear(b.depEvents)
-	b.order, b.depEvents, b.syncRequest = b.order[:0], b.depEvents[:0], false
+	b.order, b.depEvents, b.syncRequest = keepSmall(b.order), keepSmall(b.depEvents), false
 	q.mu.Lock()
 	q.spare = b
 	q.mu.Unlock()

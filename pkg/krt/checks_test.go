@@ -1,8 +1,6 @@
 package krt_test
 
 import (
-	"fmt"
-	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -106,22 +104,6 @@ func TestPurityCheck(t *testing.T) {
 		t.Error("the violation was not counted")
 	}
 
-	// A slice built from map iteration order. With this many keys two runs
-	// practically never agree.
-	many := map[string]string{}
-	for i := range 64 {
-		many[fmt.Sprint(i)] = "v"
-	}
-	src.UpdateObject(labelled{Named: krt.Named{Namespace: "ns", Name: "many"}, Labels: many})
-	unsorted := newViolations()
-	krt.NewCollection(src, func(ctx krt.HandlerContext, l labelled) *derivedObject {
-		var keys []string
-		for k := range maps.Keys(l.Labels) {
-			keys = append(keys, k)
-		}
-		return &derivedObject{Named: l.Named, Source: fmt.Sprint(keys)}
-	}, krt.WithStop(stop), krt.WithName("map-order"), krt.WithViolationHandler(unsorted.report), krt.WithLogger(krttest.Logger(t)))
-	unsorted.wait(t, `collection "map-order" is not pure`)
 }
 
 // The mutation detector handles Kubernetes objects that hold protobuf

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -18,9 +20,14 @@ import (
 
 	"github.com/itchyny/gojq"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshcp/meshcp/pkg/krt"
+	"github.com/meshcp/meshcp/pkg/krt/files"
 	"github.com/meshcp/meshcp/pkg/krt/krttest"
+	"github.com/meshcp/meshcp/pkg/kube"
+	"github.com/meshcp/meshcp/pkg/kube/kubefake"
 	"github.com/meshcp/meshcp/pkg/logging"
 )
 
@@ -399,12 +406,32 @@ func TestDebugLogLines(t *testing.T) {
 // goroutine and no debug entry behind.
 func TestNoLeaksAcrossManyCollections(t *testing.T) {
 	debug := krt.NewDebugHandler()
+	client := kubefake.NewClient(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm"}})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("ns/a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	baseline := runtime.NumGoroutine()
 	stop := make(chan struct{})
 	opts := func() []krt.CollectionOption {
 		return []krt.CollectionOption{krt.WithStop(stop), krt.WithDebugging(debug)}
 	}
 	built := 0
+	// Sources outside the core: informers (each its own filter, so each its
+	// own informer) and watched folders (few: each holds an inotify
+	// instance, and the kernel allows 128 by default).
+	for i := range 20 {
+		if _, err := kube.NewCollection[*corev1.ConfigMap](client.Client, kube.Filter{LabelSelector: fmt.Sprintf("n!=%d", i)}, stop,
+			krt.WithDebugging(debug)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := files.NewFolderCollection(dir, func(path string, data []byte) ([]string, error) {
+			return []string{string(data)}, nil
+		}, stop, krt.WithDebugging(debug)); err != nil {
+			t.Fatal(err)
+		}
+		built += 2
+	}
 	for i := 0; built < 1000; i++ {
 		src := krt.NewStaticCollection(nil, []versioned{{Named: krt.Named{Namespace: "ns", Name: fmt.Sprint(i)}}}, opts()...)
 		derivedC := krt.NewCollection[versioned, versioned](src, func(ctx krt.HandlerContext, v versioned) *versioned { return &v }, opts()...)

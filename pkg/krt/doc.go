@@ -7,9 +7,10 @@
 //
 // A Collection[T] is a set of objects, each under a key (see GetKey), plus
 // the stream of changes to it. Collections come from outside the graph
-// (NewStaticCollection and NewStatic, written by code that reads files or
-// flags; pkg/kube wraps client-go informers) or are derived from other
-// collections. Everything a collection hands out is shared and read-only.
+// (NewStaticCollection and NewStatic, written by code that reads flags;
+// pkg/krt/files watches files and folders; pkg/kube reads the Kubernetes
+// API through informers) or are derived from other collections.
+// Everything a collection hands out is shared and read-only.
 //
 // # Transformations
 //
@@ -20,6 +21,17 @@
 // reads through Fetch: it may run at any time, any number of times, and must
 // not read anything else that changes (a global, a file, a clock), because
 // the runtime would not know to run it again when that changes.
+//
+// # Combinators
+//
+// JoinCollection puts collections of one type together, the first holding
+// a key winning it (deleting the winner falls back to the next copy, as an
+// update); JoinWithMergeCollection merges every copy of a key instead. An
+// Index finds objects by a derived key, and Index.AsCollection turns it
+// into a collection of groups. NewStatusCollection and
+// NewStatusManyCollection also keep a status per input (a controller's
+// conditions), removed when the input is deleted. A RecomputeTrigger lets
+// code outside the graph make dependants run again.
 //
 // # Fetch and dependencies
 //
@@ -62,6 +74,20 @@
 // RegisterBatch(f, true) hands a handler the current state as one
 // batch of ADDs followed by live events, with no duplicate and no gap; the
 // registration is synced once the handler has seen the initial state.
+//
+// # Debugging
+//
+// A DebugHandler registers every collection built WithDebugging. Served
+// over HTTP (/debug/krtz) it dumps the whole graph as JSON: each
+// collection's objects, and for derived collections each input's outputs
+// and dependencies, named by collection and filter; ?collection=, ?key=
+// and ?format=dot|mermaid narrow it or draw it. It is also a Prometheus
+// collector of per-collection counters (events, recomputations, impact of
+// dependency events, queue depth, panics, time to sync). With
+// KRT_LOG_LEVEL=debug each sync ("NAME synced (uid U)") and each batch of
+// dependency events ("event size N, impacts M objects") is logged.
+// KRT_CHECKS turns on two guards: a mutation detector for shared objects
+// and a purity check that runs each transformation twice.
 //
 // # Lifetime
 //

@@ -391,3 +391,37 @@ func TestFolderFeedsDerivedCollections(t *testing.T) {
 	mustWrite(t, f.path("a.json"), itemsJSON(newItem("ns/a", "x")))
 	waitForValue(t, upper, "ns/a", "X!")
 }
+
+// A file that does not parse shows in /debug/krtz next to the folder's
+// objects, and leaves it once fixed.
+func TestFolderErrorsShowInTheDebugDump(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "good.json"), itemsJSON(newItem("ns/good", "1")))
+	mustWrite(t, filepath.Join(dir, "bad.json"), "{not json")
+	debug := krt.NewDebugHandler()
+	stop := krttest.Stop(t)
+	c, err := files.NewFolderCollectionWithOptions(dir, newParser().folder, stop, options(t), krt.WithDebugging(debug), krt.WithName("config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dumpErrors := func() map[string]string {
+		for _, col := range debug.Collections() {
+			if col.Name == "config" {
+				return col.State.Errors
+			}
+		}
+		return nil
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if errs := dumpErrors(); !strings.Contains(errs[bad], "invalid character") {
+		t.Fatalf("dump errors = %v, want one for %s", errs, bad)
+	}
+	if valueOf(c, "ns/good") != "1" {
+		t.Fatal("the good file's object is missing")
+	}
+	mustWrite(t, bad, itemsJSON(newItem("ns/fixed", "2")))
+	waitForValue(t, c, "ns/fixed", "2")
+	if errs := dumpErrors(); len(errs) != 0 {
+		t.Errorf("dump errors after the fix = %v", errs)
+	}
+}

@@ -30,7 +30,7 @@ type derivedObject struct {
 // staticRig drives a StaticCollection; the derived rigs sit on top of one.
 type staticRig struct {
 	krt.StaticCollection[object]
-	gate *krttest.SyncGate
+	gate *krt.SyncGate
 }
 
 func newStaticRig(t *testing.T, md krt.Metadata) *staticRig {

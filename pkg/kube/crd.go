@@ -246,7 +246,7 @@ type crdCollection[T Object] struct {
 	client *Client
 	spec   informerSpec
 	store  krt.StaticCollection[T]
-	synced *syncGate
+	synced *krt.SyncGate
 	stop   <-chan struct{}
 	logger *slog.Logger
 
@@ -276,7 +276,7 @@ func newCRDCollection[T Object](c *Client, spec informerSpec, need crdRequiremen
 	g := &crdCollection[T]{
 		client: c,
 		spec:   spec,
-		synced: newSyncGate(),
+		synced: krt.NewSyncGate(),
 		stop:   stop,
 		logger: c.logger.With("informer", spec.describe, "crd", need.name, "version", need.version),
 	}
@@ -303,16 +303,16 @@ func (g *crdCollection[T]) setReady(ready bool) {
 	case ready && g.feed == nil:
 		if err := g.startFeedLocked(); err != nil {
 			g.logger.Error("cannot read the kind although its CRD is ready", "err", err)
-			g.synced.open() // empty is the best the collection can do
+			g.synced.MarkSynced() // empty is the best the collection can do
 		}
 	case !ready && g.feed != nil:
 		g.logger.Info("CustomResourceDefinition removed or no longer serving the version; the collection is emptied until it is back")
 		g.endFeedLocked()
 		g.store.Reset(nil)
-		g.synced.open()
+		g.synced.MarkSynced()
 	case !ready:
 		g.logger.Info("waiting for the CustomResourceDefinition to be established; the collection stays empty until then")
-		g.synced.open()
+		g.synced.MarkSynced()
 	}
 }
 
@@ -335,7 +335,7 @@ func (g *crdCollection[T]) startFeedLocked() error {
 	go func() {
 		select {
 		case <-reg.HasSyncedChecker().Done():
-			g.synced.open()
+			g.synced.MarkSynced()
 		case <-feed.done:
 		case <-g.stop:
 		}

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"sync"
 
 	"k8s.io/client-go/tools/cache"
 )
@@ -39,35 +38,5 @@ func (s *registrationSyncer) WaitUntilSynced(stop <-chan struct{}) bool {
 		return true
 	case <-stop:
 		return s.reg.HasSynced()
-	}
-}
-
-// syncGate is a krt.Syncer that syncs when open is called, for
-// collections whose sync depends on more than one informer.
-type syncGate struct {
-	once sync.Once
-	ch   chan struct{}
-}
-
-func newSyncGate() *syncGate { return &syncGate{ch: make(chan struct{})} }
-
-// open marks the gate synced; later calls do nothing.
-func (g *syncGate) open() { g.once.Do(func() { close(g.ch) }) }
-
-func (g *syncGate) HasSynced() bool {
-	select {
-	case <-g.ch:
-		return true
-	default:
-		return false
-	}
-}
-
-func (g *syncGate) WaitUntilSynced(stop <-chan struct{}) bool {
-	select {
-	case <-g.ch:
-		return true
-	case <-stop:
-		return g.HasSynced()
 	}
 }

@@ -134,38 +134,9 @@ func (tr *Tracker[T]) Empty() {
 	}
 }
 
-// SyncGate is a Syncer that syncs when MarkSynced is called, for tests that
-// need to observe a collection before its initial state is complete.
-type SyncGate struct {
-	once sync.Once
-	ch   chan struct{}
-}
-
-// NewSyncGate returns a gate that is not synced yet.
-func NewSyncGate() *SyncGate { return &SyncGate{ch: make(chan struct{})} }
-
-// MarkSynced opens the gate.
-func (g *SyncGate) MarkSynced() { g.once.Do(func() { close(g.ch) }) }
-
-// HasSynced reports whether the gate is open.
-func (g *SyncGate) HasSynced() bool {
-	select {
-	case <-g.ch:
-		return true
-	default:
-		return false
-	}
-}
-
-// WaitUntilSynced waits for the gate to open or stop to close.
-func (g *SyncGate) WaitUntilSynced(stop <-chan struct{}) bool {
-	select {
-	case <-g.ch:
-		return true
-	case <-stop:
-		return g.HasSynced()
-	}
-}
+// NewSyncGate returns a krt.SyncGate, for tests that need to observe a
+// collection before its initial state is complete.
+func NewSyncGate() *krt.SyncGate { return krt.NewSyncGate() }
 
 // WaitFor waits until cond holds, checking it at the start and after every
 // event of c, and fails the test after Timeout.

@@ -141,7 +141,10 @@ func newDerivedWithHook[I, O any](parent Collection[I], cfg collectionConfig[O],
 		onSynced: d.queue.requestSync,
 	}, true)
 	cfg.debugger.register(d.store, d)
-	go d.run()
+	go func() {
+		defer d.close()
+		d.queue.run(d.cfg.stop, d.process)
+	}()
 	return d
 }
 
@@ -186,20 +189,6 @@ func (d *derived[I, O]) deferSync(waitFor []Syncer) {
 		}
 		d.queue.requestSync()
 	}()
-}
-
-func (d *derived[I, O]) run() {
-	defer d.close()
-	for {
-		select {
-		case <-d.cfg.stop:
-			return
-		case <-d.queue.wake:
-		}
-		b := d.queue.take()
-		d.process(&b)
-		d.queue.recycle(b)
-	}
 }
 
 func (d *derived[I, O]) close() {

@@ -128,3 +128,18 @@ func (q *workQueue[I]) recycle(b workBatch[I]) {
 	q.spare = b
 	q.mu.Unlock()
 }
+
+// run is the worker loop: it hands everything queued to process, batch
+// after batch, until stop closes.
+func (q *workQueue[I]) run(stop <-chan struct{}, process func(*workBatch[I])) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-q.wake:
+		}
+		b := q.take()
+		process(&b)
+		q.recycle(b)
+	}
+}

@@ -61,21 +61,10 @@ func subscribeView[S, T any](v *view[T], src *store[S], keysOf func(e *keyedEven
 // start runs the worker; call it once every source is subscribed.
 func (v *view[T]) start() {
 	v.cfg.debugger.register(v.store, v)
-	go v.run()
-}
-
-func (v *view[T]) run() {
-	defer v.close()
-	for {
-		select {
-		case <-v.cfg.stop:
-			return
-		case <-v.queue.wake:
-		}
-		b := v.queue.take()
-		v.process(&b)
-		v.queue.recycle(b)
-	}
+	go func() {
+		defer v.close()
+		v.queue.run(v.cfg.stop, v.process)
+	}()
 }
 
 func (v *view[T]) process(b *workBatch[struct{}]) {

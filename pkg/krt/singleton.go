@@ -42,8 +42,8 @@ func NewSingleton[O any](f TransformationEmpty[O], opts ...CollectionOption) Sin
 	inputOpts := append(append([]CollectionOption(nil), opts...), WithName(cfg.name+"/input"), WithDebugging(nil))
 	trigger := newStaticCollection(newConfig[singletonInput]("SingletonInput", inputOpts),
 		func(*singletonInput) string { return singletonKey }, nil, []singletonInput{{}})
-	d := newDerived(Collection[singletonInput](trigger), "Singleton", opts, singletonKeyFunc(cfg.access),
-		func(ctx HandlerContext, _ *singletonInput) (*O, []O) { return f(ctx), nil })
+	d := newDerivedWithHook(Collection[singletonInput](trigger), cfg, singletonKeyFunc(cfg.access),
+		func(ctx HandlerContext, _ *singletonInput) (*O, []O) { return f(ctx), nil }, nil)
 	return singleton[O]{d}
 }
 

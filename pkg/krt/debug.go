@@ -308,3 +308,16 @@ func formatLabels(labels map[string]string) string {
 	}
 	return strings.Join(pairs, ",")
 }
+
+// Unsynced returns the names of the registered collections that do not
+// have their initial state yet, in registration order; a daemon is ready
+// when it is empty. Unlike Collections, it renders nothing.
+func (d *DebugHandler) Unsynced() []string {
+	var out []string
+	for _, e := range d.snapshot() {
+		if !e.collection.HasSynced() {
+			out = append(out, e.collection.debugName())
+		}
+	}
+	return out
+}

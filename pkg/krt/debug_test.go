@@ -468,3 +468,20 @@ func TestNoLeaksAcrossManyCollections(t *testing.T) {
 		t.Errorf("%d debug entries after stop", n)
 	}
 }
+
+func TestUnsynced(t *testing.T) {
+	stop := krttest.Stop(t)
+	debug := krt.NewDebugHandler()
+	gate := krttest.NewSyncGate()
+	src := krt.NewStaticCollection[versioned](gate, nil, krt.WithStop(stop), krt.WithName("gated"), krt.WithDebugging(debug))
+	derivedC := krt.NewCollection(src, func(ctx krt.HandlerContext, v versioned) *versioned { return &v },
+		krt.WithStop(stop), krt.WithName("derived"), krt.WithDebugging(debug))
+	if got := debug.Unsynced(); !slices.Equal(got, []string{"gated", "derived"}) {
+		t.Fatalf("Unsynced = %v", got)
+	}
+	gate.MarkSynced()
+	derivedC.WaitUntilSynced(stop)
+	if got := debug.Unsynced(); len(got) != 0 {
+		t.Fatalf("Unsynced after sync = %v", got)
+	}
+}

@@ -70,26 +70,9 @@ func objectMeta(key string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}
 }
 
-// crd returns a CustomResourceDefinition for resource.group serving the
-// given versions, Established when established is true.
+// crd returns a CustomResourceDefinition; see kubefake.CRD.
 func crd(resource, group string, established bool, versions ...string) *apiextensionsv1.CustomResourceDefinition {
-	c := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: resource + "." + group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group,
-			Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: resource},
-		},
-	}
-	for _, v := range versions {
-		c.Spec.Versions = append(c.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{Name: v, Served: true})
-	}
-	if established {
-		c.Status.Conditions = []apiextensionsv1.CustomResourceDefinitionCondition{{
-			Type: apiextensionsv1.Established, Status: apiextensionsv1.ConditionTrue,
-		}}
-	}
-	return c
+	return kubefake.CRD(resource, group, established, versions...)
 }
 
 func createCRD(t *testing.T, c *kubefake.Client, def *apiextensionsv1.CustomResourceDefinition) {

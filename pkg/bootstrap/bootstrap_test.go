@@ -1,0 +1,259 @@
+package bootstrap_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshcp/meshcp/examples"
+	"github.com/meshcp/meshcp/pkg/bootstrap"
+	"github.com/meshcp/meshcp/pkg/krt/krttest"
+)
+
+func TestMain(m *testing.M) { krttest.Main(m) }
+
+// daemon is the daemon running in this process for a test.
+type daemon struct {
+	srv    *bootstrap.Server
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startDaemon runs the daemon on opts (debug and metrics on free loopback
+// ports) until the test ends.
+func startDaemon(t *testing.T, opts bootstrap.Options) *daemon {
+	t.Helper()
+	opts.DebugAddr, opts.MetricsAddr = "127.0.0.1:0", "127.0.0.1:0"
+	opts.Debounce = 20 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := bootstrap.Start(ctx, opts, testLog{t})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	d := &daemon{srv: srv, cancel: cancel, done: make(chan error, 1)}
+	go func() { d.done <- srv.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-d.done; err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return d
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	if l.t.Context().Err() == nil {
+		l.t.Log(strings.TrimSpace(string(p)))
+	}
+	return len(p), nil
+}
+
+func (d *daemon) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + d.srv.DebugAddr() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// waitFor polls the daemon until cond holds on the answer to path.
+func (d *daemon) waitFor(t *testing.T, path string, cond func(status int, body string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(krttest.Timeout)
+	for {
+		status, body := d.get(t, path)
+		if cond(status, body) {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s never satisfied the condition; last answer %d:\n%s", path, status, body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// copyExamples copies the bundled examples into a folder of the test's.
+func copyExamples(t *testing.T) string {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, examples.FS); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// outputs returns the keys of a collection's outputs in /debug/krtz.
+func outputs(t *testing.T, krtz, collection string) []string {
+	t.Helper()
+	var dump []struct {
+		Name  string `json:"name"`
+		State struct {
+			Outputs map[string]json.RawMessage `json:"outputs"`
+		} `json:"state"`
+	}
+	if err := json.Unmarshal([]byte(krtz), &dump); err != nil {
+		t.Fatalf("krtz is not JSON: %v", err)
+	}
+	for _, c := range dump {
+		if c.Name == collection {
+			var keys []string
+			for k := range c.State.Outputs {
+				keys = append(keys, k)
+			}
+			return keys
+		}
+	}
+	return nil
+}
+
+// File mode: the examples are served, the graph is on /debug/krtz, every
+// object is accepted, /ready says so, and an edit shows up live.
+func TestFileMode(t *testing.T) {
+	dir := copyExamples(t)
+	opts := bootstrap.DefaultOptions()
+	opts.ConfigDir = filepath.Join(dir, "config")
+	opts.MeshConfigFile = filepath.Join(dir, "mesh.yaml")
+	d := startDaemon(t, opts)
+
+	d.waitFor(t, "/ready", func(status int, _ string) bool { return status == http.StatusOK })
+	krtz := d.waitFor(t, "/debug/krtz?collection=config/networking.istio.io/VirtualService", func(_ int, body string) bool {
+		return len(outputs(t, body, "config/networking.istio.io/VirtualService")) == 3
+	})
+	if !strings.Contains(krtz, `"bookinfo/reviews"`) {
+		t.Errorf("reviews missing from krtz:\n%s", krtz)
+	}
+	_, configz := d.get(t, "/debug/configz?rejected=true")
+	if strings.Contains(configz, `"key"`) {
+		t.Errorf("the examples have rejected objects:\n%s", configz)
+	}
+
+	// A new VirtualService, written while the daemon runs, shows up.
+	vs := "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: details, namespace: bookinfo}\n" +
+		"spec:\n  hosts: [details]\n  http:\n  - route:\n    - destination: {host: details}\n"
+	if err := os.WriteFile(filepath.Join(opts.ConfigDir, "bookinfo", "details.yaml"), []byte(vs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.waitFor(t, "/debug/krtz?collection=config/networking.istio.io/VirtualService&key=bookinfo/details", func(_ int, body string) bool {
+		return len(outputs(t, body, "config/networking.istio.io/VirtualService")) == 1
+	})
+
+	// Metrics are served.
+	resp, err := http.Get("http://" + d.srv.MetricsAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`meshcp_config_objects{kind="networking.istio.io/v1/VirtualService",verdict="accepted"} 4`, "krt_collection_objects", "go_goroutines"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// Without flags the daemon serves the examples: the checkout's folder when
+// run from the repository root, a copy of the embedded ones elsewhere.
+func TestDefaultsServeTheExamples(t *testing.T) {
+	t.Chdir(t.TempDir()) // not a checkout: the embedded copy is served
+	d := startDaemon(t, bootstrap.DefaultOptions())
+	d.waitFor(t, "/debug/krtz?collection=config/core/Service", func(_ int, body string) bool {
+		return len(outputs(t, body, "config/core/Service")) == 4
+	})
+}
+
+func TestReadyWaitsForSync(t *testing.T) {
+	dir := copyExamples(t)
+	opts := bootstrap.DefaultOptions()
+	opts.ConfigDir = filepath.Join(dir, "config")
+	opts.MeshConfigFile = filepath.Join(dir, "mesh.yaml")
+	d := startDaemon(t, opts)
+	body := d.waitFor(t, "/ready", func(status int, _ string) bool { return status == http.StatusOK })
+	if strings.TrimSpace(body) != "ready" {
+		t.Errorf("/ready = %q", body)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*bootstrap.Options)
+		want string
+	}{
+		{"both kubernetes modes", func(o *bootstrap.Options) { o.Kubeconfig, o.InCluster = "x", true }, "exclusive"},
+		{"config dir in kubernetes mode", func(o *bootstrap.Options) { o.Kubeconfig, o.ConfigDir = "x", "y" }, "--config-dir is for file mode"},
+		{"log format", func(o *bootstrap.Options) { o.LogFormat = "xml" }, "--log-format"},
+		{"log level", func(o *bootstrap.Options) { o.LogLevel = "krt=loud" }, "want debug, info, warn or error"},
+		{"missing folder", func(o *bootstrap.Options) { o.ConfigDir = "/nonexistent/meshcp" }, "/nonexistent/meshcp"},
+		{"bad kubeconfig", func(o *bootstrap.Options) { o.Kubeconfig = "/nonexistent/kubeconfig" }, "reading kubeconfig /nonexistent/kubeconfig"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := bootstrap.DefaultOptions()
+			opts.DebugAddr, opts.MetricsAddr = "", ""
+			tc.edit(&opts)
+			_, err := bootstrap.Start(context.Background(), opts, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Start error = %v, want one with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The mesh config file is watched: a change takes effect without a
+// restart, and a broken edit keeps the last good config and says why.
+func TestMeshConfigIsWatched(t *testing.T) {
+	dir := copyExamples(t)
+	opts := bootstrap.DefaultOptions()
+	opts.ConfigDir = filepath.Join(dir, "config")
+	opts.MeshConfigFile = filepath.Join(dir, "mesh.yaml")
+	d := startDaemon(t, opts)
+	d.waitFor(t, "/debug/mesh", func(_ int, body string) bool { return strings.Contains(body, `"accessLogFile": "/dev/stdout"`) })
+
+	writeFile(t, opts.MeshConfigFile, "outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n")
+	d.waitFor(t, "/debug/mesh", func(_ int, body string) bool { return strings.Contains(body, `"REGISTRY_ONLY"`) })
+	if got := d.srv.Mesh.Get().GetOutboundTrafficPolicy().GetMode().String(); got != "REGISTRY_ONLY" {
+		t.Errorf("the mesh singleton has %s", got)
+	}
+
+	writeFile(t, opts.MeshConfigFile, "connectTimeout: -5s\n")
+	body := d.waitFor(t, "/debug/mesh", func(_ int, body string) bool { return strings.Contains(body, `"valid": false`) })
+	if !strings.Contains(body, `"REGISTRY_ONLY"`) || !strings.Contains(body, `"path": "connectTimeout"`) {
+		t.Errorf("after a broken edit /debug/mesh = %s", body)
+	}
+}
+
+// Without a mesh config file, Istio's defaults are in force and
+// /debug/mesh says so.
+func TestMeshConfigDefaults(t *testing.T) {
+	opts := bootstrap.DefaultOptions()
+	opts.ConfigDir = t.TempDir()
+	d := startDaemon(t, opts)
+	_, body := d.get(t, "/debug/mesh")
+	if !strings.Contains(body, `"source":"defaults"`) || !strings.Contains(body, `"trustDomain":"cluster.local"`) {
+		t.Errorf("/debug/mesh = %s", body)
+	}
+	if got := d.srv.Mesh.Get().GetRootNamespace(); got != "istio-system" {
+		t.Errorf("root namespace %q, want Istio's default", got)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}

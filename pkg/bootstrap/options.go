@@ -1,0 +1,77 @@
+// Package bootstrap assembles the daemon: it reads configuration (from a
+// folder or from the API server) and the mesh config into the krt graph,
+// and serves the graph for debugging (/debug/krtz, /debug/configz,
+// /debug/mesh), readiness (/ready), profiles (pprof) and metrics. The
+// command in cmd/controlplane parses flags into Options and calls Run.
+package bootstrap
+
+import (
+	"errors"
+	"time"
+)
+
+// Options is everything the daemon can be told.
+type Options struct {
+	// ConfigDir is the folder of configuration served in file mode. Empty
+	// means the examples: ./examples/config in a checkout, else a copy of
+	// the embedded examples.
+	ConfigDir string
+	// MeshConfigFile is the mesh config file, watched. Empty means the
+	// examples' mesh.yaml in file mode and Istio's defaults in Kubernetes
+	// mode.
+	MeshConfigFile string
+	// Kubeconfig switches to Kubernetes mode with these credentials;
+	// InCluster does so with the pod's service account.
+	Kubeconfig string
+	InCluster  bool
+	// Domain is the cluster's DNS domain.
+	Domain string
+	// DebugAddr serves /debug/*, /ready and pprof; MetricsAddr serves
+	// /metrics. An empty address disables the server.
+	DebugAddr   string
+	MetricsAddr string
+	// LogLevel is a spec such as "info,krt=debug" (see logging.ParseLevels);
+	// LogFormat is "text" or "json".
+	LogLevel  string
+	LogFormat string
+	// Debounce is the quiet period of file watches.
+	Debounce time.Duration
+	// ShutdownTimeout bounds how long servers drain on shutdown.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultOptions are the daemon's defaults: file mode on the examples,
+// debug endpoints on localhost only (as istiod keeps them), metrics on
+// 15014.
+func DefaultOptions() Options {
+	return Options{
+		Domain:          "cluster.local",
+		DebugAddr:       "localhost:8080",
+		MetricsAddr:     ":15014",
+		LogLevel:        "info",
+		LogFormat:       "text",
+		Debounce:        100 * time.Millisecond,
+		ShutdownTimeout: 10 * time.Second,
+	}
+}
+
+// kubernetesMode reports whether the options ask for the API server.
+func (o Options) kubernetesMode() bool { return o.Kubeconfig != "" || o.InCluster }
+
+// validate rejects contradictory options.
+func (o Options) validate() error {
+	var errs []error
+	if o.Kubeconfig != "" && o.InCluster {
+		errs = append(errs, errors.New("--kubeconfig and --in-cluster are exclusive"))
+	}
+	if o.kubernetesMode() && o.ConfigDir != "" {
+		errs = append(errs, errors.New("--config-dir is for file mode; in Kubernetes mode configuration comes from the API server"))
+	}
+	if o.LogFormat != "text" && o.LogFormat != "json" {
+		errs = append(errs, errors.New("--log-format must be text or json"))
+	}
+	if o.Domain == "" {
+		errs = append(errs, errors.New("--domain must not be empty"))
+	}
+	return errors.Join(errs...)
+}

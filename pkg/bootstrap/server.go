@@ -1,0 +1,206 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/meshcp/meshcp/pkg/config/sources"
+	"github.com/meshcp/meshcp/pkg/krt"
+	"github.com/meshcp/meshcp/pkg/kube"
+	"github.com/meshcp/meshcp/pkg/logging"
+	"github.com/meshcp/meshcp/pkg/mesh"
+	"github.com/meshcp/meshcp/pkg/version"
+)
+
+// Server is a running daemon: the krt graph and the HTTP servers over it.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	levels  *logging.Levels
+	handler slog.Handler
+	stop    chan struct{}
+	debug   *krt.DebugHandler
+	metrics *prometheus.Registry
+
+	// Sources is the configuration read, kind by kind.
+	Sources *sources.Sources
+	// Mesh is the mesh config in force, for transformations to FetchOne.
+	Mesh krt.Singleton[mesh.MeshConfigResource]
+	kube *kube.Client
+	mesh http.Handler
+
+	servers  []*http.Server
+	listen   []net.Listener
+	errs     chan error
+	ctx      context.Context
+	cleanups []func()
+	once     sync.Once
+}
+
+// Start builds the graph and starts serving; it returns once the servers
+// listen. The daemon runs until ctx is done (see Wait).
+func Start(ctx context.Context, opts Options, logOutput io.Writer) (*Server, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	levels, err := logging.ParseLevels(opts.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	var handler slog.Handler = slog.NewTextHandler(logOutput, &slog.HandlerOptions{Level: slog.LevelDebug})
+	if opts.LogFormat == "json" {
+		handler = slog.NewJSONHandler(logOutput, &slog.HandlerOptions{Level: slog.LevelDebug})
+	}
+	s := &Server{
+		opts:    opts,
+		levels:  levels,
+		handler: handler,
+		log:     levels.Logger(handler, "bootstrap"),
+		stop:    make(chan struct{}),
+		debug:   krt.NewDebugHandler(),
+		metrics: prometheus.NewRegistry(),
+		errs:    make(chan error, 4),
+		ctx:     ctx,
+	}
+	if err := s.build(); err != nil {
+		s.shutdown()
+		return nil, err
+	}
+	if err := s.serve(); err != nil {
+		s.shutdown()
+		return nil, err
+	}
+	s.log.Info("controlplane started", "version", version.Version(), "mode", s.mode(), "debug", s.DebugAddr(), "metrics", s.MetricsAddr())
+	return s, nil
+}
+
+func (s *Server) mode() string {
+	if s.opts.kubernetesMode() {
+		return "kubernetes"
+	}
+	return "file"
+}
+
+// build assembles the graph.
+func (s *Server) build() error {
+	s.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), s.debug)
+	configMetrics, err := sources.NewMetrics(s.metrics)
+	if err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	srcOpts := sources.Options{
+		Domain:   s.opts.Domain,
+		Debugger: s.debug,
+		Logger:   s.levels.Logger(s.handler, "config"),
+		Metrics:  configMetrics,
+		Debounce: s.opts.Debounce,
+	}
+	if s.opts.kubernetesMode() {
+		restConfig, err := s.restConfig()
+		if err != nil {
+			return err
+		}
+		s.kube, err = kube.NewClient(restConfig, kube.WithLogger(s.levels.Logger(s.handler, "kube")))
+		if err != nil {
+			return fmt.Errorf("connecting to the API server: %w", err)
+		}
+		s.cleanups = append(s.cleanups, s.kube.Shutdown)
+		s.Sources, err = sources.FromKubernetes(s.kube, s.stop, srcOpts)
+		if err != nil {
+			return err
+		}
+	} else {
+		dir, err := s.configDir()
+		if err != nil {
+			return err
+		}
+		s.Sources, err = sources.FromFolder(dir, s.stop, srcOpts)
+		if err != nil {
+			return err
+		}
+		s.log.Info("file mode", "config", dir)
+	}
+	s.metrics.MustRegister(s.Sources)
+	return s.buildMesh()
+}
+
+// configDir returns the folder served in file mode.
+func (s *Server) configDir() (string, error) {
+	if s.opts.ConfigDir != "" {
+		return s.opts.ConfigDir, nil
+	}
+	dir, cleanup, err := examplesDir()
+	if err != nil {
+		return "", err
+	}
+	s.cleanups = append(s.cleanups, cleanup)
+	if s.opts.MeshConfigFile == "" {
+		s.opts.MeshConfigFile = dir + "/mesh.yaml"
+	}
+	return dir + "/config", nil
+}
+
+func (s *Server) restConfig() (*rest.Config, error) {
+	if s.opts.InCluster {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster credentials: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.opts.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig %s: %w", s.opts.Kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+// Wait runs until the context given to Start is done or a server fails,
+// then shuts down: servers drain for at most ShutdownTimeout, then the
+// graph stops.
+func (s *Server) Wait() error {
+	var err error
+	select {
+	case <-s.ctx.Done():
+		s.log.Info("shutting down", "reason", context.Cause(s.ctx))
+	case err = <-s.errs:
+		s.log.Error("a server failed; shutting down", "error", err)
+	}
+	return errors.Join(err, s.shutdown())
+}
+
+// shutdown stops servers and the graph, once.
+func (s *Server) shutdown() error {
+	var err error
+	s.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+		defer cancel()
+		for _, srv := range s.servers {
+			if e := srv.Shutdown(ctx); e != nil {
+				err = errors.Join(err, fmt.Errorf("stopping %s: %w", srv.Addr, e))
+			}
+		}
+		for _, l := range s.listen {
+			_ = l.Close()
+		}
+		close(s.stop)
+		for i := len(s.cleanups) - 1; i >= 0; i-- {
+			s.cleanups[i]()
+		}
+	})
+	return err
+}
+
+// Debug returns the krt debug handler, for tests and embedding.
+func (s *Server) Debug() *krt.DebugHandler { return s.debug }

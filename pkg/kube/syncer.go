@@ -1,7 +1,6 @@
 package kube
 
 import (
-
 	"k8s.io/client-go/tools/cache"
 )
 

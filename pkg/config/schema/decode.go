@@ -130,7 +130,9 @@ func (s *Schema) decodeObject(js []byte, domain string) (config.Config, []string
 		if json.Unmarshal(js, &raw) == nil && len(raw.Spec) > 0 {
 			strict := proto.Clone(m)
 			proto.Reset(strict)
-			if err := protojson.Unmarshal(raw.Spec, strict); err != nil {
+			// Only unknown fields: the typed decoder accepts forms protojson
+			// does not (Go durations such as "30ms", which Istio users write).
+			if err := protojson.Unmarshal(raw.Spec, strict); err != nil && strings.Contains(err.Error(), "unknown field") {
 				warnings = append(warnings, "spec: "+unknownFieldWarning(err))
 			}
 		}

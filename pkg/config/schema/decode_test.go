@@ -1,7 +1,9 @@
 package schema_test
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,5 +113,68 @@ func TestEveryKindIsComplete(t *testing.T) {
 		if s.Plural == "" || s.ObjectType == nil || s.NewSpec() == nil {
 			t.Errorf("%s: plural %q, object type %v", s, s.Plural, s.ObjectType)
 		}
+	}
+}
+
+// Durations are read as Istio users write them, Go style, without
+// warnings; an unknown spec field is a warning.
+func TestSpecFieldsAsUsersWriteThem(t *testing.T) {
+	for _, tc := range []struct {
+		field   string
+		warning string
+	}{
+		{"timeout: 5s", ""},
+		{"timeout: 30ms", ""},
+		{"timeout: 1m", ""},
+		{"timeout: 1h30m", ""},
+		{"timeoutz: 5s", `unknown field "timeoutz"`},
+	} {
+		doc := "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: a, namespace: ns}\n" +
+			"spec:\n  hosts: [a]\n  http:\n  - " + tc.field + "\n    route: [{destination: {host: a}}]\n"
+		got := schema.Builtin().DecodeDocuments("x.yaml", []byte(doc), "")
+		if len(got) != 1 || got[0].Err != nil {
+			t.Fatalf("%s: %+v", tc.field, got)
+		}
+		warnings := strings.Join(got[0].Warnings, "; ")
+		if (tc.warning == "") != (warnings == "") || !strings.Contains(warnings, tc.warning) {
+			t.Errorf("%s: warnings %q, want %q", tc.field, warnings, tc.warning)
+		}
+	}
+}
+
+// Every kind is validated on ingest.
+func TestEveryKindHasAValidator(t *testing.T) {
+	for _, s := range schema.Builtin().All() {
+		if s.Validate == nil {
+			t.Errorf("%s has no validator", s)
+		}
+	}
+}
+
+// The bundled examples are valid: no errors, no warnings.
+func TestExamplesAreValid(t *testing.T) {
+	r := schema.Builtin()
+	err := filepath.WalkDir("../../../examples/config", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, doc := range r.DecodeDocuments(path, data, "cluster.local") {
+			if doc.Err != nil {
+				t.Errorf("%v", doc.Err)
+				continue
+			}
+			res := r.Validate(doc.Config)
+			if !res.OK() || len(res.Warnings) > 0 || len(doc.Warnings) > 0 {
+				t.Errorf("%s (%s): %v %v %v", doc.Config.Key(), doc.Source, res.Errors, res.Warnings, doc.Warnings)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -146,7 +146,8 @@ func configz(t *testing.T, src *sources.Sources, query string) sources.Configz {
 // verdicts.
 func TestKubernetesSource(t *testing.T) {
 	client := kubefake.NewClient(t,
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", UID: "u1", Generation: 2}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "svc", UID: "u1", Generation: 2},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
 		&networkingv1.VirtualService{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "good"}, Spec: istioapi.VirtualService{Hosts: []string{"good"}}},
 		&networkingv1.VirtualService{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "rejected"}, Spec: istioapi.VirtualService{Hosts: []string{"bad"}}},
 		kubefake.CRD("virtualservices", "networking.istio.io", true, "v1"),

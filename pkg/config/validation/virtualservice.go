@@ -146,11 +146,11 @@ func checkVirtualServiceHosts(r *Result, vs *networking.VirtualService, ctx *vsC
 			r.Errorf(p, `the wildcard host "*" is only allowed when the VirtualService is bound to gateways and not to "mesh"`)
 			valid = false
 		default:
+			// A short name ("reviews") is completed with the namespace and
+			// cluster domain, as Istio users expect and its samples do.
 			if msg := hostError(h); msg != "" {
 				r.Errorf(p, "%s", msg)
 				valid = false
-			} else if isShortName(h) {
-				r.Warnf(p, "host %q is a short name; it is completed as %s.<namespace>.svc.<cluster domain>, write the fully qualified name to avoid surprises", h, h)
 			}
 		}
 	}

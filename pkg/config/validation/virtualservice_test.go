@@ -82,7 +82,6 @@ func TestVirtualService(t *testing.T) {
 		{"invalid host", func(s *vs) { s.Hosts[0] = "bad_host.example.com" }, "spec.hosts[0]", "is invalid", false},
 		{"wildcard host bound to mesh", func(s *vs) { s.Hosts[1] = "*" }, "spec.hosts[1]", `"*" is only allowed`, false},
 		{"overlapping hosts", func(s *vs) { s.Hosts = append(s.Hosts, "api.example.com") }, "spec.hosts[2]", "overlaps hosts[1]", false},
-		{"short host name", func(s *vs) { s.Hosts[0] = "reviews" }, "spec.hosts[0]", "short name", true},
 		{"empty gateway namespace", func(s *vs) { s.Gateways[1] = "/ingress" }, "spec.gateways[1]", "both parts", false},
 		{"invalid gateway name", func(s *vs) { s.Gateways[1] = "istio-system/In_gress" }, "spec.gateways[1]", "not a valid DNS-1123 label", false},
 		{"legacy gateway name", func(s *vs) { s.Gateways[1] = "ingress.istio-system.svc.cluster.local" }, "spec.gateways[1]", "legacy FQDN form", true},

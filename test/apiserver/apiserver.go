@@ -18,10 +18,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +34,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 const (
@@ -66,7 +72,8 @@ type Server struct {
 	mu         sync.Mutex // serialises process starts and stops
 	env        *envtest.Environment
 	apiServer  *envtest.APIServer
-	apiStopped bool // by StopAPIServer, until StartAPIServer
+	certDir    string // the API server's --cert-dir, unique to this Server
+	apiStopped bool   // by StopAPIServer, until StartAPIServer
 	logFiles   []*os.File
 }
 
@@ -80,6 +87,7 @@ type Server struct {
 // no test can leak the processes.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	silenceEnvtest()
 	tools := RequireTools(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*startTimeout)
 	defer cancel()
@@ -108,6 +116,12 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// silenceEnvtest gives controller-runtime, whose envtest logs through its
+// process-wide logger, a logger that drops everything; without one it
+// prints a stack trace warning that none was set. What the processes
+// themselves say is in their log files.
+var silenceEnvtest = sync.OnceFunc(func() { ctrllog.SetLogger(logr.Discard()) })
+
 // newServer lays out dir and configures, without starting, the control
 // plane.
 func newServer(dir string, tools Tools) (*Server, error) {
@@ -118,6 +132,7 @@ func newServer(dir string, tools Tools) (*Server, error) {
 		EtcdLog:      filepath.Join(dir, "etcd.log"),
 	}
 	certDir := filepath.Join(dir, "kube-apiserver")
+	s.certDir = certDir
 	for _, d := range []string{s.EtcdDataDir, certDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("creating %s: %w", d, err)
@@ -199,9 +214,11 @@ func (s *Server) stop() error {
 	return nil
 }
 
-// StopAPIServer stops the kube-apiserver process, leaving etcd and its data
-// in place; clients see connection errors until StartAPIServer. Stopping a
-// stopped server does nothing.
+// StopAPIServer stops the kube-apiserver process gracefully (SIGTERM),
+// leaving etcd and its data in place; clients see connection errors until
+// StartAPIServer. Stopping a stopped server does nothing. With clients
+// holding watches open, kube-apiserver drains for up to a minute; use
+// KillAPIServer to end it at once.
 func (s *Server) StopAPIServer() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -212,9 +229,73 @@ func (s *Server) StopAPIServer() error {
 	return nil
 }
 
-// StartAPIServer starts kube-apiserver again after StopAPIServer, on the
-// same etcd, port, serving certificate and client CA, so Config and
-// KubeConfig keep working. It returns once the server is ready and serves
+// KillAPIServer ends the kube-apiserver process with SIGKILL, as a crash or
+// an OOM kill would: no graceful drain, watches cut mid-stream. etcd and
+// its data stay. Start it again with StartAPIServer.
+func (s *Server) KillAPIServer() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.apiStopped {
+		return nil
+	}
+	// envtest does not expose the process; it is the one started with this
+	// Server's certificate folder, which no other process shares.
+	pids, err := processesWithArg("--cert-dir=" + s.certDir)
+	if err != nil {
+		return fmt.Errorf("finding kube-apiserver: %w", err)
+	}
+	if len(pids) == 0 {
+		return errors.New("finding kube-apiserver: no process runs with this server's --cert-dir")
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("killing kube-apiserver (pid %d): %w", pid, err)
+		}
+	}
+	// envtest reaps the process on its own goroutine; once it has, Stop
+	// finds it exited and only tidies up.
+	deadline := time.Now().Add(stopTimeout)
+	for {
+		err := s.apiServer.Stop()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver killed but not reaped: %w", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.apiStopped = true
+	return nil
+}
+
+// processesWithArg returns the processes that have arg among their
+// command-line arguments, read from /proc.
+func processesWithArg(arg string) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		if slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer or
+// KillAPIServer, on the same etcd, port, serving certificate and client CA,
+// so Config and KubeConfig keep working. It returns once the server is ready and serves
 // every installed CRD again.
 func (s *Server) StartAPIServer(ctx context.Context) error {
 	s.mu.Lock()

@@ -70,9 +70,22 @@ func TestStart(t *testing.T) {
 }
 
 // TestObjectsSurviveAPIServerRestart creates a core, a Gateway API and an
-// Istio object, restarts kube-apiserver on the same etcd, and reads them
-// back through the clients built before the restart.
+// Istio object, stops kube-apiserver (gracefully, or with SIGKILL) and
+// starts it again on the same etcd, and reads them back through the
+// clients built before the restart.
 func TestObjectsSurviveAPIServerRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop func(*apiserver.Server) error
+	}{
+		{"graceful", (*apiserver.Server).StopAPIServer},
+		{"killed", (*apiserver.Server).KillAPIServer},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testRestart(t, tc.stop) })
+	}
+}
+
+func testRestart(t *testing.T, stop func(*apiserver.Server) error) {
 	s := apiserver.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -121,7 +134,7 @@ func TestObjectsSurviveAPIServerRestart(t *testing.T) {
 		t.Fatalf("creating VirtualService: %v", err)
 	}
 
-	if err := s.StopAPIServer(); err != nil {
+	if err := stop(s); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {

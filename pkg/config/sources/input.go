@@ -20,7 +20,8 @@ import (
 type Input struct {
 	Config config.Config
 	// Origin says where it was read: "file:line" in file mode,
-	// "namespace/name" from the API server.
+	// "kubernetes resourceVersion N" from the API server (the object's
+	// namespace/name is its key).
 	Origin string
 	// Warnings are what reading it found (unknown fields, say).
 	Warnings []string

@@ -63,7 +63,9 @@ func readKube[T kube.Object](c *kube.Client, registry *schema.Registry, stop <-c
 		if err != nil {
 			return nil // cannot happen: the type was checked above
 		}
-		return &Input{Config: cfg, Origin: "kubernetes"}
+		// The resource version tells which write of the object this is, as
+		// kubectl get -o yaml shows it.
+		return &Input{Config: cfg, Origin: "kubernetes resourceVersion " + cfg.ResourceVersion}
 	}, opts.collection(stop, collectionName(s.GVK, "/inputs"))...), nil
 }
 

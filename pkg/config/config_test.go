@@ -1,11 +1,13 @@
 package config_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	istioapi "istio.io/api/networking/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -99,7 +101,17 @@ func TestRoundTrips(t *testing.T) {
 		Spec:   &corev1.ServiceSpec{Selector: map[string]string{"app": "reviews"}, Ports: []corev1.ServicePort{{Name: "http", Port: 9080}}},
 		Status: &corev1.ServiceStatus{},
 	}
-	for _, c := range []config.Config{virtualService(), httpRoute(), svc} {
+	// EndpointSlices keep their fields at the top level, not under spec.
+	ready := true
+	slice := config.Config{
+		Meta: config.Meta{GroupVersionKind: schema.EndpointSlice, Name: "reviews-1", Namespace: "bookinfo", Labels: map[string]string{"kubernetes.io/service-name": "reviews"}},
+		Spec: &schema.EndpointSliceSpec{AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}},
+	}
+	if data, err := slice.MarshalJSON(); err != nil || !strings.Contains(string(data), `"addressType":"IPv4"`) || strings.Contains(string(data), `"spec"`) {
+		t.Errorf("an EndpointSlice is written as %s (%v), want its fields at the top level", data, err)
+	}
+	for _, c := range []config.Config{virtualService(), httpRoute(), svc, slice} {
 		for name, encode := range map[string]func() ([]byte, error){"json": c.MarshalJSON, "yaml": c.MarshalYAML} {
 			data, err := encode()
 			if err != nil {

@@ -69,14 +69,47 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: writing status: %w", c.Key(), err)
 	}
-	return json.Marshal(jsonObject{
+	obj := jsonObject{
 		APIVersion: c.GroupVersionKind.APIVersion(),
 		Kind:       c.GroupVersionKind.Kind,
 		Metadata:   c.ObjectMeta(),
 		Domain:     c.Domain,
 		Spec:       spec,
 		Status:     status,
-	})
+	}
+	if _, inline := c.Spec.(InlineSpec); !inline || len(spec) == 0 {
+		return json.Marshal(obj)
+	}
+	// The spec's fields go beside apiVersion, kind and metadata.
+	obj.Spec = nil
+	head, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(head, &fields); err != nil {
+		return nil, err
+	}
+	var specFields map[string]json.RawMessage
+	if err := json.Unmarshal(spec, &specFields); err != nil {
+		return nil, fmt.Errorf("%s: an inline spec must be a JSON object: %w", c.Key(), err)
+	}
+	for k, v := range specFields {
+		if _, taken := fields[k]; taken {
+			return nil, fmt.Errorf("%s: inline spec field %q collides with the object's own", c.Key(), k)
+		}
+		fields[k] = v
+	}
+	return json.Marshal(fields)
+}
+
+// InlineSpec is implemented by the specs of kinds whose Kubernetes objects
+// keep their fields at the top level, not under "spec" (an EndpointSlice's
+// addressType, endpoints and ports), so a Config of such a kind is written
+// in the shape the API server and kubectl use, and reads back the same.
+type InlineSpec interface {
+	// InlineInObject marks the spec; it does nothing.
+	InlineInObject()
 }
 
 // MarshalYAML writes the Config as Kubernetes YAML.

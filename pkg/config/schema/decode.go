@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshcp/meshcp/pkg/config"
@@ -65,7 +66,7 @@ func (r *Registry) decodeJSON(js []byte, src Source, domain string) []Decoded {
 		Items      []json.RawMessage `json:"items"`
 		Domain     string            `json:"domain"` // written by Config.MarshalJSON
 	}
-	if err := json.Unmarshal(js, &head); err != nil {
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &head); err != nil {
 		return []Decoded{{Source: src, Err: fmt.Errorf("%s: not an object: %w", src, err)}}
 	}
 	if head.Kind == "List" {
@@ -97,14 +98,16 @@ func (r *Registry) decodeJSON(js []byte, src Source, domain string) []Decoded {
 // it, exactly as objects from the API server are.
 func (s *Schema) decodeObject(js []byte, domain string) (config.Config, []string, error) {
 	var warnings []string
-	obj, err := decodeStrict(js, s.ObjectType)
-	if err != nil && strings.Contains(err.Error(), "unknown field") {
-		warnings = append(warnings, unknownFieldWarning(err))
-		obj = reflect.New(s.ObjectType.Elem()).Interface()
-		err = json.Unmarshal(js, obj)
-	}
+	// Field names are matched case-sensitively, as the API server does:
+	// "speC" is an unknown field, not the spec. Unknown and duplicate
+	// fields are warnings; the rest of the object is still read.
+	obj := reflect.New(s.ObjectType.Elem()).Interface()
+	strictErrs, err := kjson.UnmarshalStrict(js, obj)
 	if err != nil {
 		return config.Config{}, nil, err
+	}
+	for _, e := range strictErrs {
+		warnings = append(warnings, unknownFieldWarning(e))
 	}
 	meta := obj.(metav1.Object)
 	if meta.GetName() == "" {
@@ -152,13 +155,6 @@ func withoutField(js []byte, field string) []byte {
 		return js
 	}
 	return out
-}
-
-func decodeStrict(js []byte, typ reflect.Type) (any, error) {
-	obj := reflect.New(typ.Elem()).Interface()
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.DisallowUnknownFields()
-	return obj, dec.Decode(obj)
 }
 
 // objectName names the object a document describes, for error messages,

@@ -178,3 +178,38 @@ func TestExamplesAreValid(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Field names are matched case-sensitively, as the API server matches
+// them: a miscapitalised field is an unknown field, reported as a warning,
+// never silently taken for the real one.
+func TestFieldNamesAreCaseSensitive(t *testing.T) {
+	for _, tc := range []struct {
+		name, in    string
+		wantErr     string
+		wantWarning string
+	}{
+		{"spec", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspeC: {selector: {a: b}}\n", "", `unknown field "speC"`},
+		{"metadata field", "apiVersion: v1\nkind: Service\nmetadata: {name: a, Labels: {x: y}}\n", "", `unknown field "metadata.Labels"`},
+		{"apiVersion", "ApiVersion: v1\nkind: Service\nmetadata: {name: a}\n", "apiVersion and kind are required", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs := schema.Builtin().DecodeDocuments("case.yaml", []byte(tc.in), "cluster.local")
+			if len(docs) != 1 {
+				t.Fatalf("decoded %d documents", len(docs))
+			}
+			d := docs[0]
+			if tc.wantErr != "" {
+				if d.Err == nil || !strings.Contains(d.Err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want one with %q", d.Err, tc.wantErr)
+				}
+				return
+			}
+			if d.Err != nil || len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], tc.wantWarning) {
+				t.Fatalf("decoded with error %v, warnings %q; want the warning %q", d.Err, d.Warnings, tc.wantWarning)
+			}
+			if len(d.Config.Labels) != 0 {
+				t.Errorf("miscapitalised labels were read: %v", d.Config.Labels)
+			}
+		})
+	}
+}

@@ -192,6 +192,10 @@ type EndpointSliceSpec struct {
 	Ports       []discoveryv1.EndpointPort `json:"ports,omitempty"`
 }
 
+// InlineInObject makes a Config of an EndpointSlice written with these
+// fields at the top level, as EndpointSlices are.
+func (*EndpointSliceSpec) InlineInObject() {}
+
 // DeepCopy returns a copy that shares no memory with s.
 func (s *EndpointSliceSpec) DeepCopy() *EndpointSliceSpec {
 	if s == nil {

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds the real control-plane binaries that meshcp's tests run against:
-# kube-apiserver and etcd, from source, through the Go module proxy only (no
-# release tarballs are downloaded). Each binary lands in its own versioned
-# folder under the tools cache, and one folder of symlinks gathers them for
-# KUBEBUILDER_ASSETS (what test/apiserver and controller-runtime's envtest
-# read). The last line printed is that folder.
+# Installs the real tools meshcp's tests run: kube-apiserver and etcd, built
+# from source through the Go module proxy only (no release tarballs are
+# downloaded); helm, the same way; and dockerfilelint from the npm registry.
+# Each lands in its own versioned folder under the tools cache, where
+# test/tools finds them, and one folder of symlinks gathers kube-apiserver
+# and etcd for KUBEBUILDER_ASSETS (what test/apiserver and
+# controller-runtime's envtest read). The last line printed is that folder.
 #
 #   hack/install-tools.sh            # build what is missing, print the folder
 #   KUBEBUILDER_ASSETS=$(hack/install-tools.sh | tail -n1) go test ./test/...
@@ -20,9 +21,12 @@
 # is a version check only.
 set -euo pipefail
 
-# Keep these in step with test/apiserver (KubeVersion, EtcdVersion).
+# Keep these in step with test/apiserver (KubeVersion, EtcdVersion) and
+# test/tools (HelmVersion, DockerfilelintVersion).
 KUBE_VERSION=v1.37.2
 ETCD_VERSION=v3.6.16
+HELM_VERSION=v4.3.2
+DOCKERFILELINT_VERSION=1.8.0
 
 tools_root=${MESHCP_TOOLS_DIR:-$HOME/.cache/meshcp/tools}
 assets_dir="$tools_root/assets-kube-$KUBE_VERSION-etcd-$ETCD_VERSION"
@@ -41,13 +45,15 @@ log() { echo "install-tools: $*" >&2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# has_version BINARY WANT: true when BINARY exists and its --version output
-# contains WANT. (The output is captured first: grep -q closing the pipe
+# has_version BINARY WANT [ARGS...]: true when BINARY exists and what it
+# prints when run with ARGS (default --version) contains WANT. (The output is captured first: grep -q closing the pipe
 # early would kill the binary with SIGPIPE and fail the check under
 # pipefail.)
 has_version() {
-  local out
-  [ -x "$1" ] && out=$("$1" --version 2>/dev/null) && grep -qF -- "$2" <<<"$out"
+  local bin=$1 want=$2 out
+  shift 2
+  [ $# -gt 0 ] || set -- --version
+  [ -x "$bin" ] && out=$("$bin" "$@" 2>/dev/null) && grep -qF -- "$want" <<<"$out"
 }
 
 # build_in_scratch NAME PKG OUT LDFLAGS: builds PKG from the scratch module in
@@ -138,8 +144,44 @@ install_etcd() {
   log "etcd $ETCD_VERSION built in $((SECONDS - start))s"
 }
 
+install_helm() {
+  local dir="$tools_root/helm-$HELM_VERSION" bin
+  bin="$dir/helm"
+  if has_version "$bin" "Version:\"$HELM_VERSION\"" version; then
+    log "helm $HELM_VERSION already built"; return
+  fi
+  log "building helm $HELM_VERSION from the Go module proxy (a few minutes the first time)"
+  local start=$SECONDS
+  mkdir -p "$dir"
+  # go install builds a module at a version on its own (helm has no replace
+  # directives); GOBIN puts the binary in the versioned folder.
+  if ! GOBIN="$work/helm-bin" go install -p "$jobs" -trimpath \
+      -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
+      "helm.sh/helm/v4/cmd/helm@$HELM_VERSION" >"$work/helm.log" 2>&1; then
+    log "building helm failed:"; tail -n 50 "$work/helm.log" >&2; return 1
+  fi
+  mv -f "$work/helm-bin/helm" "$bin"
+  has_version "$bin" "Version:\"$HELM_VERSION\"" version || { log "built helm reports: $("$bin" version)"; return 1; }
+  log "helm $HELM_VERSION built in $((SECONDS - start))s"
+}
+
+install_dockerfilelint() {
+  local dir="$tools_root/dockerfilelint-$DOCKERFILELINT_VERSION"
+  if [ -x "$dir/node_modules/.bin/dockerfilelint" ]; then
+    log "dockerfilelint $DOCKERFILELINT_VERSION already installed"; return
+  fi
+  command -v npm >/dev/null || { log "npm is missing: it installs dockerfilelint"; return 1; }
+  log "installing dockerfilelint $DOCKERFILELINT_VERSION from the npm registry"
+  mkdir -p "$dir"
+  if ! npm install --prefix "$dir" --no-audit --no-fund --no-save "dockerfilelint@$DOCKERFILELINT_VERSION" >"$work/npm.log" 2>&1; then
+    log "installing dockerfilelint failed:"; tail -n 50 "$work/npm.log" >&2; return 1
+  fi
+}
+
 install_etcd
 install_kube_apiserver
+install_helm
+install_dockerfilelint
 
 # One folder holding both binaries, as KUBEBUILDER_ASSETS expects.
 mkdir -p "$assets_dir"

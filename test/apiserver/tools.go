@@ -1,13 +1,13 @@
 package apiserver
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/meshcp/meshcp/test/tools"
 )
 
 // Versions of the binaries hack/install-tools.sh builds. Keep them in step
@@ -21,21 +21,13 @@ const (
 	EtcdVersion = "v3.6.16"
 )
 
-// Environment variables the harness reads.
-const (
-	// EnvAssets names a folder holding kube-apiserver and etcd, as
-	// controller-runtime's envtest and setup-envtest use it.
-	EnvAssets = "KUBEBUILDER_ASSETS"
-	// EnvToolsDir overrides the root of the tools cache that
-	// hack/install-tools.sh fills (default $HOME/.cache/meshcp/tools).
-	EnvToolsDir = "MESHCP_TOOLS_DIR"
-	// EnvRequire, set to 1, makes missing binaries fail tests instead of
-	// skipping them. CI sets it so a broken install cannot pass as green.
-	EnvRequire = "MESHCP_REQUIRE_APISERVER"
-)
+// EnvAssets names a folder holding kube-apiserver and etcd, as
+// controller-runtime's envtest and setup-envtest use it. When it is unset,
+// the folder hack/install-tools.sh builds into is used.
+const EnvAssets = "KUBEBUILDER_ASSETS"
 
 // installHint tells a human how to get the binaries.
-const installHint = "run hack/install-tools.sh and set " + EnvAssets + " to the folder it prints (or leave it unset to use the default cache)"
+const installHint = tools.InstallHint + " and set " + EnvAssets + " to the folder it prints (or leave it unset to use the default cache)"
 
 // Tools are the control-plane binaries a Server runs.
 type Tools struct {
@@ -53,77 +45,36 @@ type Tools struct {
 func FindTools() (Tools, error) {
 	dir := os.Getenv(EnvAssets)
 	if dir == "" {
-		d, err := defaultAssetsDir()
+		root, err := tools.Root()
 		if err != nil {
 			return Tools{}, err
 		}
-		dir = d
+		dir = filepath.Join(root, "assets-kube-"+KubeVersion+"-etcd-"+EtcdVersion)
 	}
-	tools := Tools{
+	found := Tools{
 		Dir:           dir,
 		KubeAPIServer: filepath.Join(dir, "kube-apiserver"),
 		Etcd:          filepath.Join(dir, "etcd"),
 	}
 	var missing []string
-	for _, bin := range []string{tools.KubeAPIServer, tools.Etcd} {
-		if err := checkExecutable(bin); err != nil {
+	for _, bin := range []string{found.KubeAPIServer, found.Etcd} {
+		if err := tools.CheckExecutable(bin); err != nil {
 			missing = append(missing, err.Error())
 		}
 	}
 	if len(missing) > 0 {
-		return tools, fmt.Errorf("control-plane binaries missing (%s); %s", strings.Join(missing, "; "), installHint)
+		return found, fmt.Errorf("control-plane binaries missing (%s); %s", strings.Join(missing, "; "), installHint)
 	}
-	return tools, nil
+	return found, nil
 }
 
 // RequireTools returns the control-plane binaries, or ends the test when
-// they are missing: it fails when MESHCP_REQUIRE_APISERVER=1 (CI, where the
-// test script installs them, so absence is a bug) and skips otherwise (a
-// developer who has not built them yet).
+// they are missing (see tools.Missing: a failure in CI, a skip elsewhere).
 func RequireTools(t testing.TB) Tools {
 	t.Helper()
-	tools, err := FindTools()
+	found, err := FindTools()
 	if err != nil {
-		if required() {
-			t.Fatalf("%v (%s=1 makes this a failure)", err, EnvRequire)
-		} else {
-			t.Skipf("skipping: %v", err)
-		}
+		tools.Missing(t, err)
 	}
-	return tools
-}
-
-// required reports whether missing binaries must fail tests.
-func required() bool {
-	v := os.Getenv(EnvRequire)
-	return v == "1" || strings.EqualFold(v, "true")
-}
-
-// defaultAssetsDir is the folder hack/install-tools.sh prints.
-func defaultAssetsDir() (string, error) {
-	root := os.Getenv(EnvToolsDir)
-	if root == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("finding the default tools cache: %w; set %s", err, EnvAssets)
-		}
-		root = filepath.Join(home, ".cache", "meshcp", "tools")
-	}
-	return filepath.Join(root, "assets-kube-"+KubeVersion+"-etcd-"+EtcdVersion), nil
-}
-
-// checkExecutable returns an error naming path unless it is an executable
-// regular file (following symlinks).
-func checkExecutable(path string) error {
-	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s does not exist", path)
-	}
-	if err != nil {
-		return fmt.Errorf("checking %s: %w", path, err)
-	}
-	if !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("%s is not an executable file", path)
-	}
-	return nil
+	return found
 }

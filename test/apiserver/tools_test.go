@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/meshcp/meshcp/test/tools"
 )
 
 // recordingTB records how RequireTools ends a test, without ending it.
@@ -29,23 +31,23 @@ func TestFindTools(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tools, err := FindTools()
+	found, err := FindTools()
 	if err != nil {
 		t.Fatalf("FindTools: %v", err)
 	}
-	if tools.KubeAPIServer != filepath.Join(dir, "kube-apiserver") || tools.Etcd != filepath.Join(dir, "etcd") {
-		t.Errorf("FindTools = %+v", tools)
+	if found.KubeAPIServer != filepath.Join(dir, "kube-apiserver") || found.Etcd != filepath.Join(dir, "etcd") {
+		t.Errorf("FindTools = %+v", found)
 	}
 }
 
 func TestFindToolsDefaultsToCache(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv(EnvAssets, "")
-	t.Setenv(EnvToolsDir, root)
-	tools, err := FindTools()
+	t.Setenv(tools.EnvRoot, root)
+	found, err := FindTools()
 	want := filepath.Join(root, "assets-kube-"+KubeVersion+"-etcd-"+EtcdVersion)
-	if err == nil || tools.Dir != want {
-		t.Errorf("FindTools = %+v, %v; want a missing-binaries error for %s", tools, err, want)
+	if err == nil || found.Dir != want {
+		t.Errorf("FindTools = %+v, %v; want a missing-binaries error for %s", found, err, want)
 	}
 }
 
@@ -55,11 +57,11 @@ func TestRequireToolsSkipsOrFails(t *testing.T) {
 		require  string
 		wantFail bool
 	}{{"", false}, {"0", false}, {"1", true}, {"true", true}} {
-		t.Setenv(EnvRequire, tc.require)
+		t.Setenv(tools.EnvRequire, tc.require)
 		r := &recordingTB{TB: t}
 		RequireTools(r)
 		if failed := r.fatal != ""; failed != tc.wantFail || (r.skip == "") == (r.fatal == "") {
-			t.Errorf("%s=%q: fatal=%q skip=%q; want fail=%v", EnvRequire, tc.require, r.fatal, r.skip, tc.wantFail)
+			t.Errorf("%s=%q: fatal=%q skip=%q; want fail=%v", tools.EnvRequire, tc.require, r.fatal, r.skip, tc.wantFail)
 		}
 	}
 }

@@ -182,6 +182,9 @@ func TestReadyWaitsForSync(t *testing.T) {
 	if strings.TrimSpace(body) != "ready" {
 		t.Errorf("/ready = %q", body)
 	}
+	if status, body := d.get(t, "/healthz"); status != http.StatusOK || strings.TrimSpace(body) != "ok" {
+		t.Errorf("/healthz = %d %q", status, body)
+	}
 }
 
 func TestBadOptions(t *testing.T) {

@@ -38,13 +38,17 @@ func (s *Server) debugMux() *http.ServeMux {
 		mux.Handle("GET /debug/mesh", s.mesh)
 	}
 	mux.HandleFunc("GET /ready", s.ready)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		// Alive means serving HTTP; /ready says whether the graph is loaded.
+		fmt.Fprintln(w, "ok")
+	})
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "meshcp controlplane: /debug/krtz /debug/configz /debug/mesh /ready /debug/pprof/")
+		fmt.Fprintln(w, "meshcp controlplane: /debug/krtz /debug/configz /debug/mesh /ready /healthz /debug/pprof/")
 	})
 	return mux
 }

@@ -1,8 +1,9 @@
 // Package bootstrap assembles the daemon: it reads configuration (from a
 // folder or from the API server) and the mesh config into the krt graph,
 // and serves the graph for debugging (/debug/krtz, /debug/configz,
-// /debug/mesh), readiness (/ready), profiles (pprof) and metrics. The
-// command in cmd/controlplane parses flags into Options and calls Run.
+// /debug/mesh), readiness (/ready), liveness (/healthz), profiles (pprof)
+// and metrics. The command in cmd/controlplane parses flags into Options
+// and calls Start.
 package bootstrap
 
 import (
@@ -26,7 +27,7 @@ type Options struct {
 	InCluster  bool
 	// Domain is the cluster's DNS domain.
 	Domain string
-	// DebugAddr serves /debug/*, /ready and pprof; MetricsAddr serves
+	// DebugAddr serves /debug/*, /ready, /healthz and pprof; MetricsAddr serves
 	// /metrics. An empty address disables the server.
 	DebugAddr   string
 	MetricsAddr string

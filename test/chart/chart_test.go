@@ -27,9 +27,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var update = flag.Bool("update", false, "rewrite the chart's CRD files from the modules go.mod pins")
 
 const (
-	release   = "meshcp"
-	namespace = "meshcp-system"
-	fullname  = "meshcp-controlplane"
+	release    = "meshcp"
+	namespace  = "meshcp-system"
+	fullname   = "meshcp-controlplane"
 	fullValues = "testdata/values-full.yaml"
 )
 

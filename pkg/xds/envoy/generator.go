@@ -1,0 +1,66 @@
+package envoy
+
+import (
+	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+)
+
+// The type URLs the builders serve.
+const (
+	ClusterType  = resourcev3.ClusterType
+	EndpointType = resourcev3.EndpointType
+	ListenerType = resourcev3.ListenerType
+	RouteType    = resourcev3.RouteType
+)
+
+// Request is what a client asked for on one type: who it is, the type
+// URL, and the resource names (empty for every resource, a wildcard
+// subscription).
+type Request struct {
+	Proxy   *Proxy
+	TypeURL string
+	Names   []string
+}
+
+// Generator turns a request and the model into resources. It is what the
+// xDS server calls for Envoy type URLs; implementations are pure: the same
+// request and model give the same resources.
+type Generator interface {
+	Generate(req Request, m *Model) Result
+}
+
+// Builders is the Generator of this package: CDS, EDS, LDS and RDS by
+// BuildClusters, BuildEndpoints, BuildListeners and BuildRoutes. An
+// unknown type URL gives an empty result.
+type Builders struct{}
+
+// Generate dispatches on the type URL.
+func (Builders) Generate(req Request, m *Model) Result {
+	switch req.TypeURL {
+	case ClusterType:
+		return BuildClusters(req.Proxy, m, req.Names)
+	case EndpointType:
+		return BuildEndpoints(req.Proxy, m, req.Names)
+	case ListenerType:
+		return BuildListeners(req.Proxy, m, req.Names)
+	case RouteType:
+		return BuildRoutes(req.Proxy, m, req.Names)
+	}
+	return Result{}
+}
+
+// Types lists the type URLs Builders serves, in the order istiod pushes
+// them (clusters before the endpoints they need, listeners before the
+// routes they name).
+func Types() []string { return []string{ClusterType, EndpointType, ListenerType, RouteType} }
+
+// ClustersOfHost picks, among cluster names a client watches, those of a
+// host: what to resend when that host's endpoints change.
+func ClustersOfHost(watched []string, host string) []string {
+	var out []string
+	for _, name := range watched {
+		if ref, err := ParseClusterName(name); err == nil && ref.Host == host {
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -10,9 +10,9 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	upstreamhttpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
-	networking "istio.io/api/networking/v1alpha3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
+	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshcp/meshcp/pkg/registry"
 )
@@ -247,7 +247,6 @@ func isIP(s string) bool {
 	_, err := netip.ParseAddr(s)
 	return err == nil
 }
-
 
 // clusterIsEDS reports whether a generated cluster reads its endpoints
 // over EDS.

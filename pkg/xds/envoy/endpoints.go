@@ -31,7 +31,7 @@ func BuildEndpoints(p *Proxy, m *Model, names []string) Result {
 			continue
 		}
 		svc := m.service(ref.Host, p)
-		if svc == nil {
+		if svc == nil || !usesEDS(svc, p.Flavour) {
 			continue
 		}
 		port, ok := svc.Port(ref.Port)
@@ -49,6 +49,19 @@ func BuildEndpoints(p *Proxy, m *Model, names []string) Result {
 		out = append(out, Resource{Name: name, Message: b.loadAssignment(name, svc, port, selector)})
 	}
 	return b.result(out)
+}
+
+// usesEDS reports whether a service's clusters read endpoints over EDS
+// (see BuildClusters): DNS services resolve names themselves, and Envoy
+// passes headless traffic through.
+func usesEDS(svc *registry.Service, f Flavour) bool {
+	switch svc.Resolution {
+	case registry.DNS, registry.DNSRoundRobin:
+		return false
+	case registry.Passthrough:
+		return f == ProxylessGRPC
+	}
+	return true
 }
 
 // edsClusterNames are the names of the EDS clusters among generated ones.

@@ -233,7 +233,8 @@ func (b *build) routeAction(v *virtualService, h *networking.HTTPRoute, field st
 		return routeTemplate{}, false
 	}
 	action := &routev3.RouteAction{}
-	var hashFrom *destinationRule
+	var hashFrom trafficPolicy
+	hashSet := false
 	var weighted []*routev3.WeightedCluster_ClusterWeight
 	total := 0
 	for _, d := range h.Route {
@@ -246,8 +247,10 @@ func (b *build) routeAction(v *virtualService, h *networking.HTTPRoute, field st
 			continue
 		}
 		name, svc, dr := b.destinationCluster(v, d.Destination, rc, fmt.Sprintf("%s.route[%d].destination", field, i))
-		if svc != nil && hashFrom == nil {
-			hashFrom = dr
+		if svc != nil && dr != nil && !hashSet {
+			// The first destination's policy decides how requests hash.
+			ref, _ := ParseClusterName(name)
+			hashFrom, hashSet = policyFor(dr, dr.subset(d.Destination.GetSubset()), ref.Port), true
 		}
 		cw := &routev3.WeightedCluster_ClusterWeight{Name: name, Weight: wrapUInt32(uint32(max(d.Weight, 1)))}
 		if total == 0 {
@@ -269,8 +272,8 @@ func (b *build) routeAction(v *virtualService, h *networking.HTTPRoute, field st
 	} else {
 		action.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: &routev3.WeightedCluster{Clusters: weighted}}
 	}
-	if hashFrom != nil {
-		action.HashPolicy = hashPolicies(policyFor(hashFrom, nil, 0).loadBalancer, b.p.Flavour, &b.w, hashFrom.cfg.Key())
+	if hashSet {
+		action.HashPolicy = hashPolicies(hashFrom.loadBalancer, b.p.Flavour, &b.w, object)
 	}
 	b.applyTimeout(action, h.Timeout)
 	action.RetryPolicy = b.retryPolicy(h.Retries, object, field+".retries")

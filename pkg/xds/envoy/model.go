@@ -5,10 +5,11 @@ import (
 	"slices"
 	"strings"
 
-	networking "istio.io/api/networking/v1alpha3"
 	meshconfig "istio.io/api/mesh/v1alpha1"
+	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshcp/meshcp/pkg/config"
+	"github.com/meshcp/meshcp/pkg/mesh"
 	"github.com/meshcp/meshcp/pkg/registry"
 )
 
@@ -61,6 +62,8 @@ type Model struct {
 	vs       []*virtualService              // oldest first
 	dr       []*destinationRule             // oldest first
 	gw       []*gatewayConfig
+	// meshConfig is in.Mesh, or Istio's defaults.
+	meshConfig *meshconfig.MeshConfig
 }
 
 type virtualService struct {
@@ -83,7 +86,10 @@ type gatewayConfig struct {
 
 // NewModel indexes inputs.
 func NewModel(in Inputs) *Model {
-	m := &Model{in: in, byHost: map[string][]*registry.Service{}}
+	m := &Model{in: in, byHost: map[string][]*registry.Service{}, meshConfig: in.Mesh}
+	if m.meshConfig == nil {
+		m.meshConfig = mesh.Default()
+	}
 	for i := range in.Services {
 		s := &in.Services[i]
 		m.services = append(m.services, s)
@@ -149,12 +155,7 @@ func (m *Model) domain(c config.Config) string {
 }
 
 // mesh returns the mesh config, never nil.
-func (m *Model) mesh() *meshconfig.MeshConfig {
-	if m.in.Mesh != nil {
-		return m.in.Mesh
-	}
-	return &meshconfig.MeshConfig{}
-}
+func (m *Model) mesh() *meshconfig.MeshConfig { return m.meshConfig }
 
 func (m *Model) trustDomain() string { return cmp.Or(m.mesh().GetTrustDomain(), "cluster.local") }
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	networking "istio.io/api/networking/v1alpha3"
 	meshconfig "istio.io/api/mesh/v1alpha1"
+	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshcp/meshcp/pkg/registry"
 )

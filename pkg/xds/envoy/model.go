@@ -19,19 +19,22 @@ type EndpointSource interface {
 	EndpointsOf(serviceKey string) []registry.Endpoint
 }
 
-// EndpointList is an EndpointSource over a fixed list, for tests and
-// tools.
-type EndpointList []registry.Endpoint
+// EndpointIndex is an EndpointSource over a fixed set of endpoints, by
+// service key, for tests and tools.
+type EndpointIndex map[string][]registry.Endpoint
+
+// IndexEndpoints groups endpoints by service.
+func IndexEndpoints(eps []registry.Endpoint) EndpointIndex {
+	x := EndpointIndex{}
+	for _, e := range eps {
+		x[e.Service] = append(x[e.Service], e)
+	}
+	return x
+}
 
 // EndpointsOf returns the endpoints of the service.
-func (l EndpointList) EndpointsOf(serviceKey string) []registry.Endpoint {
-	var out []registry.Endpoint
-	for _, e := range l {
-		if e.Service == serviceKey {
-			out = append(out, e)
-		}
-	}
-	return out
+func (x EndpointIndex) EndpointsOf(serviceKey string) []registry.Endpoint {
+	return slices.Clone(x[serviceKey])
 }
 
 // Inputs are what the builders read: the registry and the routing
@@ -62,6 +65,12 @@ type Model struct {
 	vs       []*virtualService              // oldest first
 	dr       []*destinationRule             // oldest first
 	gw       []*gatewayConfig
+	// By exact host, and those with a wildcard host, each oldest first:
+	// lookups look at the candidates only.
+	vsByHost   map[string][]*virtualService
+	vsWildcard []*virtualService
+	drByHost   map[string][]*destinationRule
+	drWildcard []*destinationRule
 	// meshConfig is in.Mesh, or Istio's defaults.
 	meshConfig *meshconfig.MeshConfig
 }
@@ -86,7 +95,8 @@ type gatewayConfig struct {
 
 // NewModel indexes inputs.
 func NewModel(in Inputs) *Model {
-	m := &Model{in: in, byHost: map[string][]*registry.Service{}, meshConfig: in.Mesh}
+	m := &Model{in: in, byHost: map[string][]*registry.Service{}, meshConfig: in.Mesh,
+		vsByHost: map[string][]*virtualService{}, drByHost: map[string][]*destinationRule{}}
 	if m.meshConfig == nil {
 		m.meshConfig = mesh.Default()
 	}
@@ -112,13 +122,30 @@ func NewModel(in Inputs) *Model {
 			v.gateways = append(v.gateways, resolveGatewayName(g, c.Namespace))
 		}
 		m.vs = append(m.vs, v)
+		wildcard := false
+		for _, h := range v.hosts {
+			if strings.HasPrefix(h, "*") {
+				wildcard = true
+			} else if l := m.vsByHost[h]; len(l) == 0 || l[len(l)-1] != v {
+				m.vsByHost[h] = append(l, v)
+			}
+		}
+		if wildcard {
+			m.vsWildcard = append(m.vsWildcard, v)
+		}
 	}
 	for _, c := range sortedConfigs(in.DestinationRules) {
 		spec, ok := c.Spec.(*networking.DestinationRule)
 		if !ok || spec == nil {
 			continue
 		}
-		m.dr = append(m.dr, &destinationRule{cfg: c, spec: spec, host: registry.ResolveHost(spec.Host, c.Namespace, m.domain(c))})
+		d := &destinationRule{cfg: c, spec: spec, host: registry.ResolveHost(spec.Host, c.Namespace, m.domain(c))}
+		m.dr = append(m.dr, d)
+		if strings.HasPrefix(d.host, "*") {
+			m.drWildcard = append(m.drWildcard, d)
+		} else {
+			m.drByHost[d.host] = append(m.drByHost[d.host], d)
+		}
 	}
 	for _, c := range sortedConfigs(in.Gateways) {
 		if spec, ok := c.Spec.(*networking.Gateway); ok && spec != nil {
@@ -212,7 +239,7 @@ func (m *Model) endpoints(s *registry.Service) []registry.Endpoint {
 func (m *Model) destinationRule(s *registry.Service, p *Proxy) *destinationRule {
 	for _, ns := range []string{p.Namespace, s.Namespace, m.rootNamespace()} {
 		var best *destinationRule
-		for _, d := range m.dr {
+		for _, d := range slices.Concat(m.drByHost[s.Hostname], m.drWildcard) {
 			if d.cfg.Namespace != ns || !registry.Visible(d.spec.ExportTo, d.cfg.Namespace, p.Namespace) ||
 				!registry.HostMatches(d.host, s.Hostname) {
 				continue
@@ -242,9 +269,14 @@ func moreSpecific(a, b string) bool {
 // "namespace/name", or "mesh") that routes host for a proxy: an exact host
 // before a wildcard, oldest first.
 func (m *Model) virtualServiceFor(host, gateway string, p *Proxy) *virtualService {
+	for _, v := range m.vsByHost[host] {
+		if v.boundTo(gateway) && registry.Visible(v.spec.ExportTo, v.cfg.Namespace, p.Namespace) {
+			return v
+		}
+	}
 	var best *virtualService
 	var bestHost string
-	for _, v := range m.vs {
+	for _, v := range m.vsWildcard {
 		if !v.boundTo(gateway) || !registry.Visible(v.spec.ExportTo, v.cfg.Namespace, p.Namespace) {
 			continue
 		}

@@ -51,7 +51,9 @@ func newChurnWorld(b *testing.B, services, perHost int) *churnWorld {
 	b.Setenv(krt.ChecksEnv, "") // the purity check runs every transformation twice
 	stop := make(chan struct{})
 	b.Cleanup(func() { close(stop) })
-	opts := func(name string) []krt.CollectionOption { return []krt.CollectionOption{krt.WithStop(stop), krt.WithName(name)} }
+	opts := func(name string) []krt.CollectionOption {
+		return []krt.CollectionOption{krt.WithStop(stop), krt.WithName(name)}
+	}
 	var svcs, slices, pods []config.Config
 	for s := range services {
 		svcs = append(svcs, config.Config{Meta: config.Meta{GroupVersionKind: schema.Service, Name: fmt.Sprintf("svc%d", s), Namespace: "ns"},
@@ -64,7 +66,9 @@ func newChurnWorld(b *testing.B, services, perHost int) *churnWorld {
 	w := &churnWorld{perHost: perHost}
 	w.slices = krt.NewStaticCollection(nil, slices, opts("slices")...)
 	w.pods = krt.NewStaticCollection(nil, pods, opts("pods")...)
-	empty := func(n string) krt.Collection[config.Config] { return krt.NewStaticCollection[config.Config](nil, nil, opts(n)...) }
+	empty := func(n string) krt.Collection[config.Config] {
+		return krt.NewStaticCollection[config.Config](nil, nil, opts(n)...)
+	}
 	w.reg = build(krt.NewStaticCollection(nil, svcs, opts("services")...), w.slices, w.pods, empty("se"), empty("we"), stop, Options{})
 	if !w.reg.WaitUntilSynced(stop) {
 		b.Fatal("never synced")

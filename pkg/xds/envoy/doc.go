@@ -32,8 +32,10 @@
 // route hash policies it needs), connection pool (circuit breakers;
 // for gRPC max_requests only, A32), outlier detection (A50), subsets and
 // TLS: Envoy gets SDS secrets over ADS or files; gRPC gets certificate
-// provider instance "default" for ISTIO_MUTUAL (A29) and no cluster at all
-// for SIMPLE or MUTUAL, which would need files gRPC cannot be sent.
+// provider instance "default" for ISTIO_MUTUAL (A29), which its bootstrap
+// must define (istio-agent's do; grpc-go NACKs the clusters otherwise),
+// and no cluster at all for SIMPLE or MUTUAL, which would need files gRPC
+// cannot be sent.
 //
 // Endpoints are grouped by locality, with locality weights the sum of the
 // endpoint weights (never 0, which gRPC would drop), each address once

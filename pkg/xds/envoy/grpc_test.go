@@ -2,6 +2,16 @@ package envoy_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net/url"
+	"os"
+	"path/filepath"
 	"fmt"
 	"net"
 	"slices"
@@ -155,17 +165,20 @@ type xdsServer struct {
 	cache cachev3.SnapshotCache
 	mu    sync.Mutex
 	nacks []string
+	acked map[string]bool // "node type" ACKed
 }
 
 func startXDSServer(t *testing.T) *xdsServer {
 	t.Helper()
-	x := &xdsServer{cache: cachev3.NewSnapshotCache(true, cachev3.IDHash{}, nil)}
+	x := &xdsServer{cache: cachev3.NewSnapshotCache(true, cachev3.IDHash{}, nil), acked: map[string]bool{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	callbacks := serverv3.CallbackFuncs{StreamRequestFunc: func(_ int64, req *discoveryv3.DiscoveryRequest) error {
+		x.mu.Lock()
+		defer x.mu.Unlock()
 		if d := req.GetErrorDetail(); d != nil {
-			x.mu.Lock()
 			x.nacks = append(x.nacks, fmt.Sprintf("%s NACKed %s %v: %s", req.GetNode().GetId(), req.GetTypeUrl(), req.GetResourceNames(), d.GetMessage()))
-			x.mu.Unlock()
+		} else if req.GetResponseNonce() != "" && req.GetVersionInfo() != "" {
+			x.acked[req.GetNode().GetId()+" "+req.GetTypeUrl()] = true
 		}
 		return nil
 	}}
@@ -201,8 +214,9 @@ func grpcNode(id string) *corev3.Node {
 }
 
 // serve generates everything a proxyless client of node id needs from the
-// model, validates it and sets it as the node's snapshot.
-func (x *xdsServer) serve(t *testing.T, id string, m *envoy.Model) {
+// model, validates it and sets it as the node's snapshot. Warnings fail
+// the test unless allowed.
+func (x *xdsServer) serve(t *testing.T, id string, m *envoy.Model, allowWarnings ...bool) {
 	t.Helper()
 	proxy, err := envoy.ProxyFromNode(grpcNode(id))
 	if err != nil {
@@ -223,7 +237,9 @@ func (x *xdsServer) serve(t *testing.T, id string, m *envoy.Model) {
 			t.Fatalf("%s: no %s generated", id, typ)
 		}
 		for _, w := range res.Warnings {
-			t.Errorf("%s %s: %s", id, typ, w)
+			if len(allowWarnings) == 0 {
+				t.Errorf("%s %s: %s", id, typ, w)
+			}
 		}
 		for _, r := range res.Resources {
 			if err := envoy.Validate(r.Message); err != nil {
@@ -268,13 +284,14 @@ func routeClusters(rc *routev3.RouteConfiguration) []string {
 	return slices.Compact(out)
 }
 
-// dial connects a proxyless client with its own bootstrap and node id.
-func (x *xdsServer) dial(t *testing.T, id string) *grpc.ClientConn {
+// dial connects a proxyless client with its own bootstrap and node id;
+// extra is more of the bootstrap (certificate providers).
+func (x *xdsServer) dial(t *testing.T, id string, extra ...string) *grpc.ClientConn {
 	t.Helper()
 	bootstrap := fmt.Sprintf(`{
 		"xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
-		"node": {"id": %q, "metadata": {"GENERATOR": "grpc", "NAMESPACE": "default"}}
-	}`, x.addr, id)
+		"node": {"id": %q, "metadata": {"GENERATOR": "grpc", "NAMESPACE": "default"}}%s
+	}`, x.addr, id, strings.Join(extra, ""))
 	resolver, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
 	if err != nil {
 		t.Fatal(err)
@@ -311,6 +328,94 @@ func tally(t *testing.T, conn *grpc.ClientConn, n int, md ...string) map[string]
 		got[who]++
 	}
 	return got
+}
+
+// waitACKs waits until node id has ACKed every type, or fails on a NACK.
+func (x *xdsServer) waitACKs(t *testing.T, id string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		x.mu.Lock()
+		nacks, all := slices.Clone(x.nacks), true
+		for _, typ := range envoy.Types() {
+			all = all && x.acked[id+" "+typ]
+		}
+		x.mu.Unlock()
+		if len(nacks) > 0 {
+			t.Fatalf("NACKs: %v", nacks)
+		}
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not ACK every type", id)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// grpc-go accepts everything the builders use for gRPC clients: least
+// request and ring hash balancers, circuit breakers, outlier detection,
+// TLS through certificate providers, regex and header matches, weighted
+// subsets, max_stream_duration, retries, fault delay and abort, and the
+// Envoy-only features left out. The richer testdata configuration is
+// served and the client must ACK every type.
+func TestGRPCClientAcceptsEveryFeature(t *testing.T) {
+	x := startXDSServer(t)
+	x.serve(t, "client-features", loadWorld(t, "mesh", nil).model(), true)
+	// ISTIO_MUTUAL clusters name certificate provider "default": the
+	// client's bootstrap must define it, as istio-agent's bootstraps do,
+	// or it refuses them (A29).
+	conn := x.dial(t, "client-features", certificateProviders(t))
+	conn.Connect()
+	x.waitACKs(t, "client-features")
+}
+
+// certificateProviders is a bootstrap fragment with the file-watcher
+// certificate provider "default" over a CA and a workload certificate
+// made for the test.
+func certificateProviders(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test root"}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spiffe, _ := url.Parse("spiffe://cluster.local/ns/default/sa/client")
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), URIs: []*url.URL{spiffe}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}, NotBefore: ca.NotBefore, NotAfter: ca.NotAfter}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{
+		"root-cert.pem": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		"cert.pem":      pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}),
+		"key.pem":       pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return fmt.Sprintf(`,
+		"certificate_providers": {"default": {"plugin_name": "file_watcher", "config": {
+			"certificate_file": %q, "private_key_file": %q, "ca_certificate_file": %q, "refresh_interval": "900s"}}}`,
+		filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"), filepath.Join(dir, "root-cert.pem"))
 }
 
 func versionOf(name string) string {

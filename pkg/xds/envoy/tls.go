@@ -34,7 +34,8 @@ func sdsSecret(name string) *tlsv3.SdsSecretConfig {
 // ISTIO_MUTUAL, "kubernetes://<credentialName>" for a credential) or
 // files. Proxyless gRPC takes certificates only from certificate provider
 // instances of its bootstrap (A29): ISTIO_MUTUAL uses instance "default"
-// (as istiod does), and SIMPLE or MUTUAL, which would need files or
+// (as istiod does; a bootstrap without it makes grpc-go refuse the
+// cluster), and SIMPLE or MUTUAL, which would need files or
 // secrets gRPC cannot read, are refused with an error: no cluster is
 // better than a plaintext one the rule asked to encrypt.
 func upstreamTLS(tls *networking.ClientTLSSettings, f Flavour, sans []string, sni string) (*tlsv3.UpstreamTlsContext, error) {

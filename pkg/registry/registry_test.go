@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/meshcp/meshcp/pkg/config/sources"
+	"github.com/meshcp/meshcp/pkg/krt"
 	"github.com/meshcp/meshcp/pkg/krt/krttest"
 	"github.com/meshcp/meshcp/pkg/registry"
 )
@@ -226,3 +227,50 @@ func TestRegistryFollowsEdits(t *testing.T) {
 	payments := registry.ServiceKey("default", "payments.mesh")
 	krttest.WaitFor(t, reg.Endpoints, func() bool { return len(endpointsOf(reg, payments, "api")) == 1 })
 }
+
+// A transformation finds the services that select a workload through the
+// selector index (Registry.ServicesFor), and follows relabelling.
+func TestServicesFor(t *testing.T) {
+	reg, dir := fromFolder(t, "mesh")
+	stop := krttest.Stop(t)
+	bySelector := krt.NewCollection(reg.Workloads, func(ctx krt.HandlerContext, w registry.Workload) *selectedBy {
+		var hosts []string
+		for _, s := range reg.ServicesFor(ctx, w) {
+			hosts = append(hosts, s.Hostname)
+		}
+		return &selectedBy{Workload: w.ResourceName(), Hosts: hosts}
+	}, krt.WithStop(stop), krt.WithName("test/ServicesFor"))
+	hostsOf := func(key string) []string {
+		if s := bySelector.GetKey(key); s != nil {
+			return s.Hosts
+		}
+		return nil
+	}
+	krttest.WaitFor(t, bySelector, bySelector.HasSynced)
+	for key, want := range map[string][]string{
+		"Pod/default/reviews-v1":            {"reviews.default.svc.cluster.local"},
+		"WorkloadEntry/default/reviews-vm":  {"reviews.default.svc.cluster.local"},
+		"Pod/default/payments-0":            {"payments.mesh"},
+		"WorkloadEntry/default/payments-vm": {"payments.mesh"},
+	} {
+		if got := hostsOf(key); !slices.Equal(got, want) {
+			t.Errorf("%s is selected by %v, want %v", key, got, want)
+		}
+	}
+	pods, err := os.ReadFile(filepath.Join(dir, "pods.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "pods.yaml"), strings.Replace(string(pods), "labels: {app: payments}", "labels: {app: reviews}", 1))
+	krttest.WaitFor(t, bySelector, func() bool {
+		return slices.Equal(hostsOf("Pod/default/payments-0"), []string{"reviews.default.svc.cluster.local"})
+	})
+}
+
+// selectedBy is a workload and the hosts of the services selecting it.
+type selectedBy struct {
+	Workload string
+	Hosts    []string
+}
+
+func (s selectedBy) ResourceName() string { return s.Workload }

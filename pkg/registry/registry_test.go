@@ -8,58 +8,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshcp/meshcp/pkg/config/sources"
 	"github.com/meshcp/meshcp/pkg/krt"
 	"github.com/meshcp/meshcp/pkg/krt/krttest"
 	"github.com/meshcp/meshcp/pkg/registry"
+	"github.com/meshcp/meshcp/pkg/registry/registrytest"
 )
 
-// fromFolder copies a testdata folder and builds a registry over it, as the
-// daemon does in file mode.
+// fromFolder reads testdata/<name> as the daemon does in file mode.
 func fromFolder(t *testing.T, name string) (*registry.Registry, string) {
 	t.Helper()
-	dir := t.TempDir()
-	entries, err := os.ReadDir(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join("testdata", name, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(t, filepath.Join(dir, e.Name()), string(data))
-	}
-	stop := krttest.Stop(t)
-	src, err := sources.FromFolder(dir, stop, sources.Options{Domain: "cluster.local", Logger: krttest.Logger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !src.WaitUntilSynced(stop) {
-		t.Fatal("sources never synced")
-	}
-	for _, k := range src.Configz().Kinds {
-		for _, r := range k.Rejected {
-			t.Fatalf("testdata rejected: %s %s: %+v", k.Kind, r.Key, r.Errors)
-		}
-	}
-	reg := registry.New(src, stop, registry.Options{Logger: krttest.Logger(t)})
-	if !reg.WaitUntilSynced(stop) {
-		t.Fatal("registry never synced")
-	}
-	return reg, dir
+	w := registrytest.Load(t, []string{filepath.Join("testdata", name)}, nil)
+	return w.Registry, w.Dir
 }
 
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
+func write(t *testing.T, path, content string) { registrytest.WriteFile(t, path, content) }
 
 func service(t *testing.T, reg *registry.Registry, host string) registry.Service {
 	t.Helper()

@@ -171,3 +171,42 @@ func TestClusterNames(t *testing.T) {
 		t.Errorf("ClustersOfHost = %v", got)
 	}
 }
+
+// TLS modes other than ISTIO_MUTUAL: certificates from files or from a
+// credential's SDS secrets for Envoy; for gRPC, no cluster.
+func TestClusterTLSModes(t *testing.T) {
+	m := loadWorld(t, "mesh", map[string]string{"tls.yaml": `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: ratings, namespace: default}
+spec:
+  host: ratings
+  trafficPolicy:
+    tls: {mode: MUTUAL, clientCertificate: /certs/cert.pem, privateKey: /certs/key.pem, caCertificates: /certs/ca.pem, subjectAltNames: [ratings.internal]}
+  subsets:
+  - name: credential
+    labels: {}
+    trafficPolicy:
+      tls: {mode: MUTUAL, credentialName: ratings-client}
+`}).model()
+	r := envoy.BuildClusters(sidecar, m, []string{"outbound|9080||" + ratings, "outbound|9080|credential|" + ratings})
+	files := upstreamTLS(t, cluster(t, r, "outbound|9080||"+ratings)).GetCommonTlsContext()
+	if files.GetTlsCertificates()[0].GetCertificateChain().GetFilename() != "/certs/cert.pem" ||
+		files.GetValidationContext().GetTrustedCa().GetFilename() != "/certs/ca.pem" ||
+		files.GetValidationContext().GetMatchTypedSubjectAltNames()[0].GetMatcher().GetExact() != "ratings.internal" {
+		t.Errorf("files: %s", asJSON(files))
+	}
+	cred := upstreamTLS(t, cluster(t, r, "outbound|9080|credential|"+ratings)).GetCommonTlsContext()
+	if cred.GetTlsCertificateSdsSecretConfigs()[0].GetName() != "kubernetes://ratings-client" ||
+		cred.GetCombinedValidationContext().GetValidationContextSdsSecretConfig().GetName() != "kubernetes://ratings-client-cacert" {
+		t.Errorf("credential: %s", asJSON(cred))
+	}
+	for _, res := range r.Resources {
+		if err := envoy.Validate(res.Message); err != nil {
+			t.Error(err)
+		}
+	}
+	g := envoy.BuildClusters(grpcApp, m, []string{"outbound|9080||" + ratings})
+	if len(g.Resources) != 0 || len(g.Warnings) != 1 {
+		t.Errorf("gRPC got %v, warnings %v", g.Names(), g.Warnings)
+	}
+}

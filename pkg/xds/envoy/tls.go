@@ -71,21 +71,13 @@ func upstreamTLS(tls *networking.ClientTLSSettings, f Flavour, sans []string, sn
 		}}
 		common.AlpnProtocols = []string{"istio-peer-exchange", "istio"}
 	case networking.ClientTLSSettings_SIMPLE, networking.ClientTLSSettings_MUTUAL:
-		validation := &tlsv3.CertificateValidationContext{MatchTypedSubjectAltNames: sanMatchers(sans)}
 		switch {
-		case tls.CredentialName != "":
-			common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
-				DefaultValidationContext:         validation,
-				ValidationContextSdsSecretConfig: sdsSecret(credentialNamePrefix + tls.CredentialName + "-cacert"),
-			}}
-		case tls.CaCertificates != "":
-			validation.TrustedCa = &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: tls.CaCertificates}}
-			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: validation}
+		case tls.CredentialName != "" || tls.CaCertificates != "":
+			setPeerValidation(common, tls.CredentialName, tls.CaCertificates, sans)
 		case tls.GetInsecureSkipVerify().GetValue():
 		default:
 			// No roots named: the system's, as Istio does for SIMPLE.
-			validation.TrustedCa = &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: systemRoots}}
-			common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: validation}
+			setPeerValidation(common, "", systemRoots, sans)
 		}
 		if tls.Mode == networking.ClientTLSSettings_MUTUAL {
 			switch {
@@ -102,6 +94,22 @@ func upstreamTLS(tls *networking.ClientTLSSettings, f Flavour, sans []string, sn
 		}
 	}
 	return ctx, nil
+}
+
+// setPeerValidation checks the peer's certificate against roots: the
+// credential's "-cacert" SDS secret when a credential is named, else the
+// CA file; and its SANs against sans.
+func setPeerValidation(common *tlsv3.CommonTlsContext, credentialName, caFile string, sans []string) {
+	validation := &tlsv3.CertificateValidationContext{MatchTypedSubjectAltNames: sanMatchers(sans)}
+	if credentialName != "" {
+		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
+			DefaultValidationContext:         validation,
+			ValidationContextSdsSecretConfig: sdsSecret(credentialNamePrefix + credentialName + "-cacert"),
+		}}
+		return
+	}
+	validation.TrustedCa = &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: caFile}}
+	common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: validation}
 }
 
 // systemRoots is the CA bundle of Debian-like images, where Envoy finds
@@ -185,19 +193,10 @@ func downstreamTLS(tls *networking.ServerTLSSettings) (*tlsv3.DownstreamTlsConte
 	if tls.Mode == networking.ServerTLSSettings_SIMPLE {
 		return ctx, nil
 	}
-	validation := &tlsv3.CertificateValidationContext{MatchTypedSubjectAltNames: sanMatchers(tls.SubjectAltNames)}
-	switch {
-	case tls.CredentialName != "":
-		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
-			DefaultValidationContext:         validation,
-			ValidationContextSdsSecretConfig: sdsSecret(credentialNamePrefix + tls.CredentialName + "-cacert"),
-		}}
-	case tls.CaCertificates != "":
-		validation.TrustedCa = &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: tls.CaCertificates}}
-		common.ValidationContextType = &tlsv3.CommonTlsContext_ValidationContext{ValidationContext: validation}
-	default:
+	if tls.CredentialName == "" && tls.CaCertificates == "" {
 		return nil, fmt.Errorf("TLS mode %s needs client roots: credentialName or caCertificates", tls.Mode)
 	}
+	setPeerValidation(common, tls.CredentialName, tls.CaCertificates, tls.SubjectAltNames)
 	ctx.RequireClientCertificate = wrapperspb.Bool(tls.Mode == networking.ServerTLSSettings_MUTUAL)
 	return ctx, nil
 }

@@ -42,6 +42,7 @@ var (
 	Namespace     = config.GroupVersionKind{Group: "", Version: "v1", Kind: "Namespace"}
 	Service       = config.GroupVersionKind{Group: "", Version: "v1", Kind: "Service"}
 	Pod           = config.GroupVersionKind{Group: "", Version: "v1", Kind: "Pod"}
+	Secret        = config.GroupVersionKind{Group: "", Version: "v1", Kind: "Secret"}
 	EndpointSlice = config.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}
 
 	// MeshConfig is synthetic: it is read from the mesh config file, not
@@ -177,6 +178,10 @@ func builtinSchemas() []*Schema {
 			func(o *corev1.Service) (*corev1.ServiceSpec, *corev1.ServiceStatus) { return &o.Spec, &o.Status }),
 		kind(Pod, "pods", namespaced, nil,
 			func(o *corev1.Pod) (*corev1.PodSpec, *corev1.PodStatus) { return &o.Spec, &o.Status }),
+		// A Secret is held as a summary (SecretSpec): its data never enters
+		// the graph.
+		kind(Secret, "secrets", namespaced, nil,
+			func(o *corev1.Secret) (*SecretSpec, *noStatus) { return secretSpec(o), nil }),
 		kind(EndpointSlice, "endpointslices", namespaced, nil,
 			func(o *discoveryv1.EndpointSlice) (*EndpointSliceSpec, *noStatus) {
 				return &EndpointSliceSpec{AddressType: o.AddressType, Endpoints: o.Endpoints, Ports: o.Ports}, nil

@@ -27,6 +27,7 @@ var validators = map[config.GroupVersionKind]validation.Func{
 	Namespace:             validation.Namespace,
 	Service:               validation.Service,
 	Pod:                   validation.Pod,
+	Secret:                validation.Secret,
 	EndpointSlice:         validation.EndpointSlice,
 }
 

@@ -43,13 +43,28 @@ var kubeReaders = map[config.GroupVersionKind]kubeReader{
 	schema.Namespace:             readKube[*corev1.Namespace],
 	schema.Service:               readKube[*corev1.Service],
 	schema.Pod:                   readKube[*corev1.Pod],
+	schema.Secret:                readSecrets,
 	schema.EndpointSlice:         readKube[*discoveryv1.EndpointSlice],
 }
 
 // readKube reads the objects of type T through a shared informer and
 // converts them into inputs.
 func readKube[T kube.Object](c *kube.Client, registry *schema.Registry, stop <-chan struct{}, opts Options) (krt.Collection[Input], error) {
-	objects, err := kube.NewCollection[T](c, kube.Filter{}, stop, krt.WithDebugging(opts.Debugger))
+	return readKubeObjects[T](c, registry, stop, opts, opts.Debugger)
+}
+
+// readSecrets reads Secrets like readKube, except that the informer's
+// collection, which holds the Secrets as the API server sends them (data
+// included), is kept out of /debug/krtz: only the inputs, converted to
+// summaries without data (schema.SecretSpec), are shown.
+func readSecrets(c *kube.Client, registry *schema.Registry, stop <-chan struct{}, opts Options) (krt.Collection[Input], error) {
+	return readKubeObjects[*corev1.Secret](c, registry, stop, opts, nil)
+}
+
+// readKubeObjects reads the objects of type T, registering the informer's
+// collection with debugger (nil: not at all).
+func readKubeObjects[T kube.Object](c *kube.Client, registry *schema.Registry, stop <-chan struct{}, opts Options, debugger *krt.DebugHandler) (krt.Collection[Input], error) {
+	objects, err := kube.NewCollection[T](c, kube.Filter{}, stop, krt.WithDebugging(debugger))
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/meshcp/meshcp/pkg/config/schema"
 	"github.com/meshcp/meshcp/pkg/config/sources"
 	"github.com/meshcp/meshcp/pkg/config/validation"
+	"github.com/meshcp/meshcp/pkg/krt"
 	"github.com/meshcp/meshcp/pkg/krt/krttest"
 	"github.com/meshcp/meshcp/pkg/kube/kubefake"
 )
@@ -256,4 +257,41 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Secrets from the API server reach the graph as summaries: neither the
+// informer's copy nor the data shows in /debug/krtz.
+func TestSecretsStayOutOfTheDebugDump(t *testing.T) {
+	client := kubefake.NewClient(t, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cert"},
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{"tls.crt": []byte("cert-bytes-must-not-leak"), "tls.key": []byte("key-bytes-must-not-leak")},
+	})
+	stop := krttest.Stop(t)
+	debug := krt.NewDebugHandler()
+	src, err := sources.FromKubernetes(client.Client, stop, sources.Options{Debugger: debug, Kinds: []config.GroupVersionKind{schema.Secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !src.WaitUntilSynced(stop) {
+		t.Fatal("never synced")
+	}
+	secret := src.Kind(schema.Secret).Configs.GetKey("ns/cert")
+	if secret == nil {
+		t.Fatal("the Secret was not read")
+	}
+	if spec := secret.Spec.(*schema.SecretSpec); spec.TLS.Valid || len(spec.Keys) != 2 {
+		t.Errorf("summary = %+v", spec)
+	}
+	rec := httptest.NewRecorder()
+	debug.ServeHTTP(rec, httptest.NewRequest("GET", "/debug/krtz", nil))
+	dump := rec.Body.String()
+	if !strings.Contains(dump, `"config/core/Secret"`) {
+		t.Fatalf("the Secret summaries are not in krtz:\n%s", dump)
+	}
+	for _, leak := range []string{"must-not-leak", "Y2VydC1ieXRlcy", "kube/v1/Secret"} {
+		if strings.Contains(dump, leak) {
+			t.Errorf("krtz shows %q:\n%s", leak, dump)
+		}
+	}
 }

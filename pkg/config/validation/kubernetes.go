@@ -3,6 +3,7 @@ package validation
 import (
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -388,5 +389,40 @@ func checkSlicePorts(r *Result, ports []discoveryv1.EndpointPort) {
 		if port.AppProtocol != nil {
 			checkAppProtocol(r, fld(p, "appProtocol"), *port.AppProtocol)
 		}
+	}
+}
+
+// Secret validates a Kubernetes Secret, held as the summary of package
+// schema (which cannot be named here without an import cycle): its name is
+// a DNS-1123 subdomain and its type, when it has a "Type" field, is one
+// Kubernetes knows or a domain-prefixed one. Its data is never seen.
+func Secret(c config.Config) Result {
+	res := checkMeta(c, namespacedMeta)
+	v := reflect.ValueOf(c.Spec)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		res.Errorf("spec", "the spec of a Secret must be its summary, not a %T", c.Spec)
+		return res
+	}
+	if typ, ok := fieldOf[corev1.SecretType](v.Elem(), "Type"); ok {
+		checkSecretType(&res, "type", typ)
+	}
+	return res
+}
+
+// builtinSecretTypes are the Secret types of Kubernetes itself.
+var builtinSecretTypes = []corev1.SecretType{
+	corev1.SecretTypeOpaque, corev1.SecretTypeServiceAccountToken, corev1.SecretTypeDockercfg,
+	corev1.SecretTypeDockerConfigJson, corev1.SecretTypeBasicAuth, corev1.SecretTypeSSHAuth,
+	corev1.SecretTypeTLS, corev1.SecretTypeBootstrapToken,
+}
+
+// checkSecretType accepts the built-in types and any other qualified name
+// (as "example.com/custom"), as the API server does.
+func checkSecretType(r *Result, p string, typ corev1.SecretType) {
+	if typ == "" || slices.Contains(builtinSecretTypes, typ) {
+		return
+	}
+	for _, msg := range k8svalidation.IsQualifiedName(string(typ)) {
+		r.Errorf(p, "type %q is not a known Secret type nor a qualified name: %s", typ, msg)
 	}
 }

@@ -1,0 +1,137 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/meshcp/meshcp/pkg/config"
+	"github.com/meshcp/meshcp/pkg/krt"
+)
+
+// routeParent is what a route is, for attaching to listeners.
+type routeParent struct {
+	kind       string // "HTTPRoute"...
+	route      config.Config
+	parentRefs []gatewayv1.ParentReference
+	// hostnames are the route's hostnames; TCPRoutes have none and take
+	// the listener's.
+	hostnames []string
+}
+
+// listenerAttachment is a listener a route attached to, with the hosts
+// the route serves there.
+type listenerAttachment struct {
+	listener Gateway
+	hosts    []string
+}
+
+// parentResult is the outcome of one parentRef that names a Gateway of
+// ours: the listeners the route attached to, or why it attached to none.
+type parentResult struct {
+	ref      gatewayv1.ParentReference
+	attached []listenerAttachment
+	reason   gatewayv1.RouteConditionReason
+	message  string
+}
+
+// attachRoute checks each parentRef of a route against the listeners of
+// the Gateway it names. References to other kinds (a Service, for mesh
+// routing) and to Gateways that are not ours (another class, or none that
+// exists) are left out: their status belongs to someone else. For the
+// others the route attaches to every listener that
+//
+//   - matches the parentRef's sectionName and port, if given (else the
+//     reason is NoMatchingParent),
+//   - allows the route's kind and namespace (NotAllowedByListeners),
+//   - and has a hostname that intersects the route's
+//     (NoMatchingListenerHostname).
+//
+// When no listener takes the route, the reason is that of the check the
+// closest listener failed.
+func attachRoute(ctx krt.HandlerContext, r routeParent, in *routeInputs) []parentResult {
+	var out []parentResult
+	for _, ref := range r.parentRefs {
+		group, kind := gatewayv1.GroupName, "Gateway"
+		if ref.Group != nil {
+			group = string(*ref.Group)
+		}
+		if ref.Kind != nil {
+			kind = string(*ref.Kind)
+		}
+		if group != gatewayv1.GroupName || kind != "Gateway" {
+			continue
+		}
+		ns := r.route.Namespace
+		if ref.Namespace != nil && *ref.Namespace != "" {
+			ns = string(*ref.Namespace)
+		}
+		listeners := in.listeners.Fetch(ctx, ns+"/"+string(ref.Name))
+		if len(listeners) == 0 {
+			continue
+		}
+		out = append(out, attachToGateway(r, ref, listeners))
+	}
+	return out
+}
+
+// attachToGateway attaches a route to the listeners of one Gateway.
+func attachToGateway(r routeParent, ref gatewayv1.ParentReference, listeners []Gateway) parentResult {
+	res := parentResult{ref: ref}
+	matched, allowed := 0, 0
+	for _, l := range listeners {
+		info := l.ParentInfo
+		if ref.SectionName != nil && *ref.SectionName != info.SectionName {
+			continue
+		}
+		if ref.Port != nil && *ref.Port != info.Port {
+			continue
+		}
+		matched++
+		if !slices.Contains(info.Kinds, r.kind) || !info.Namespaces.Allows(r.route.Namespace) {
+			continue
+		}
+		allowed++
+		hosts, ok := routeHostnames(info.Hostname, r.hostnames)
+		if !ok {
+			continue
+		}
+		res.attached = append(res.attached, listenerAttachment{listener: l, hosts: hosts})
+	}
+	switch {
+	case len(res.attached) > 0:
+	case matched == 0:
+		res.reason = gatewayv1.RouteReasonNoMatchingParent
+		res.message = "no listener of Gateway " + describeParent(r.route, ref) + " matches " + describeSection(ref)
+	case allowed == 0:
+		res.reason = gatewayv1.RouteReasonNotAllowedByListeners
+		res.message = fmt.Sprintf("no listener of Gateway %s allows %ss from namespace %s", describeParent(r.route, ref), r.kind, r.route.Namespace)
+	default:
+		res.reason = gatewayv1.RouteReasonNoMatchingListenerHostname
+		res.message = fmt.Sprintf("no listener of Gateway %s has a hostname that intersects %v", describeParent(r.route, ref), r.hostnames)
+	}
+	return res
+}
+
+// describeParent names the Gateway a parentRef points to: "namespace/name".
+func describeParent(route config.Config, ref gatewayv1.ParentReference) string {
+	ns := route.Namespace
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	return ns + "/" + string(ref.Name)
+}
+
+// describeSection says which listeners a parentRef selects.
+func describeSection(ref gatewayv1.ParentReference) string {
+	switch {
+	case ref.SectionName != nil && ref.Port != nil:
+		return fmt.Sprintf("sectionName %q and port %d", *ref.SectionName, *ref.Port)
+	case ref.SectionName != nil:
+		return fmt.Sprintf("sectionName %q", *ref.SectionName)
+	case ref.Port != nil:
+		return fmt.Sprintf("port %d", *ref.Port)
+	}
+	return "the parentRef"
+}

@@ -35,6 +35,9 @@ type routeInputs struct {
 	grants     krt.Index[string, config.Config]
 	domain     string
 	controller gatewayv1.GatewayController
+	// httpRivals and grpcRivals find the HTTPRoutes and GRPCRoutes of a
+	// Gateway, for the routes of the other kind.
+	httpRivals, grpcRivals *rivals
 }
 
 // resolveBackend resolves a backend reference of a route of kind kind:

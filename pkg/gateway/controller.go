@@ -52,12 +52,15 @@ func New(in Inputs, stop <-chan struct{}, opts Options) (*Controller, error) {
 		return nil
 	}, o.collection("gateway/GatewayConfigs")...)
 
+	httpRoutes, grpcRoutes := o.orEmpty(in.HTTPRoutes, "HTTPRoutes"), o.orEmpty(in.GRPCRoutes, "GRPCRoutes")
 	rin := &routeInputs{
 		listeners:  krt.NewIndex(listeners, "gateway", func(g Gateway) []string { return []string{g.parentKey()} }),
 		services:   services,
 		grants:     grants,
 		domain:     o.domain,
 		controller: o.controller,
+		httpRivals: newRivals(httpRoutes, httpRouteParent),
+		grpcRivals: newRivals(grpcRoutes, grpcRouteParent),
 	}
 	var routes []routeCollections
 	for _, r := range []struct {
@@ -65,8 +68,8 @@ func New(in Inputs, stop <-chan struct{}, opts Options) (*Controller, error) {
 		input krt.Collection[config.Config]
 		build func(krt.Collection[config.Config], *routeInputs, *options) (krt.Collection[krt.ObjectWithStatus[config.Config, RouteStatus]], krt.Collection[routeFragment])
 	}{
-		{"HTTPRoute", in.HTTPRoutes, newHTTPRoutes},
-		{"GRPCRoute", in.GRPCRoutes, newGRPCRoutes},
+		{"HTTPRoute", httpRoutes, newHTTPRoutes},
+		{"GRPCRoute", grpcRoutes, newGRPCRoutes},
 		{"TCPRoute", in.TCPRoutes, newTCPRoutes},
 		{"TLSRoute", in.TLSRoutes, newTLSRoutes},
 	} {

@@ -16,13 +16,22 @@ import (
 // routes on the request path ("/package.Service/Method"), like HTTPRoutes.
 func newGRPCRoutes(routes krt.Collection[config.Config], in *routeInputs, o *options) (krt.Collection[krt.ObjectWithStatus[config.Config, RouteStatus]], krt.Collection[routeFragment]) {
 	return krt.NewStatusManyCollection(routes, func(ctx krt.HandlerContext, r config.Config) (*RouteStatus, []routeFragment) {
-		spec, ok := r.Spec.(*gatewayv1.GRPCRouteSpec)
+		p, ok := grpcRouteParent(r)
 		if !ok {
 			return nil, nil
 		}
-		p := routeParent{kind: "GRPCRoute", route: r, parentRefs: spec.ParentRefs, hostnames: hostnameStrings(spec.Hostnames)}
-		return translateRoute(ctx, p, grpcRouteContent(ctx, r, spec, in), in)
+		p.rivals = in.httpRivals
+		return translateRoute(ctx, p, grpcRouteContent(ctx, r, r.Spec.(*gatewayv1.GRPCRouteSpec), in), in)
 	}, o.collection("gateway/GRPCRoutes")...)
+}
+
+// grpcRouteParent reads a GRPCRoute for attaching.
+func grpcRouteParent(r config.Config) (routeParent, bool) {
+	spec, ok := r.Spec.(*gatewayv1.GRPCRouteSpec)
+	if !ok {
+		return routeParent{}, false
+	}
+	return routeParent{kind: "GRPCRoute", route: r, parentRefs: spec.ParentRefs, hostnames: hostnameStrings(spec.Hostnames)}, true
 }
 
 // grpcRouteContent translates the rules of a GRPCRoute, as

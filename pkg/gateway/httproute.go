@@ -18,13 +18,22 @@ import (
 // HTTPRoute on the listeners it attaches to, and its status.
 func newHTTPRoutes(routes krt.Collection[config.Config], in *routeInputs, o *options) (krt.Collection[krt.ObjectWithStatus[config.Config, RouteStatus]], krt.Collection[routeFragment]) {
 	return krt.NewStatusManyCollection(routes, func(ctx krt.HandlerContext, r config.Config) (*RouteStatus, []routeFragment) {
-		spec, ok := r.Spec.(*gatewayv1.HTTPRouteSpec)
+		p, ok := httpRouteParent(r)
 		if !ok {
 			return nil, nil
 		}
-		p := routeParent{kind: "HTTPRoute", route: r, parentRefs: spec.ParentRefs, hostnames: hostnameStrings(spec.Hostnames)}
-		return translateRoute(ctx, p, httpRouteContent(ctx, r, spec, in), in)
+		p.rivals = in.grpcRivals
+		return translateRoute(ctx, p, httpRouteContent(ctx, r, r.Spec.(*gatewayv1.HTTPRouteSpec), in), in)
 	}, o.collection("gateway/HTTPRoutes")...)
+}
+
+// httpRouteParent reads an HTTPRoute for attaching.
+func httpRouteParent(r config.Config) (routeParent, bool) {
+	spec, ok := r.Spec.(*gatewayv1.HTTPRouteSpec)
+	if !ok {
+		return routeParent{}, false
+	}
+	return routeParent{kind: "HTTPRoute", route: r, parentRefs: spec.ParentRefs, hostnames: hostnameStrings(spec.Hostnames)}, true
 }
 
 // httpRouteContent translates the rules of an HTTPRoute: each match of

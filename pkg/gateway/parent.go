@@ -18,6 +18,10 @@ type routeParent struct {
 	// hostnames are the route's hostnames; TCPRoutes have none and take
 	// the listener's.
 	hostnames []string
+	// rivals are the routes of the other kind an HTTPRoute or GRPCRoute
+	// must not share a listener and hostname with (see rivals); nil for
+	// the other kinds.
+	rivals *rivals
 }
 
 // listenerAttachment is a listener a route attached to, with the hosts
@@ -71,15 +75,17 @@ func attachRoute(ctx krt.HandlerContext, r routeParent, in *routeInputs) []paren
 		if len(listeners) == 0 {
 			continue
 		}
-		out = append(out, attachToGateway(r, ref, listeners))
+		out = append(out, attachToGateway(r, ref, listeners, r.rivals.rivalsOn(ctx, r, ns+"/"+string(ref.Name))))
 	}
 	return out
 }
 
-// attachToGateway attaches a route to the listeners of one Gateway.
-func attachToGateway(r routeParent, ref gatewayv1.ParentReference, listeners []Gateway) parentResult {
+// attachToGateway attaches a route to the listeners of one Gateway, where
+// no older rival took them first.
+func attachToGateway(r routeParent, ref gatewayv1.ParentReference, listeners []Gateway, older []routeParent) parentResult {
 	res := parentResult{ref: ref}
 	matched, allowed := 0, 0
+	var conflicts []string
 	for _, l := range listeners {
 		info := l.ParentInfo
 		if ref.SectionName != nil && *ref.SectionName != info.SectionName {
@@ -97,6 +103,10 @@ func attachToGateway(r routeParent, ref gatewayv1.ParentReference, listeners []G
 		if !ok {
 			continue
 		}
+		if why, beaten := beatenBy(older, l, hosts); beaten {
+			conflicts = append(conflicts, why)
+			continue
+		}
 		res.attached = append(res.attached, listenerAttachment{listener: l, hosts: hosts})
 	}
 	switch {
@@ -104,6 +114,9 @@ func attachToGateway(r routeParent, ref gatewayv1.ParentReference, listeners []G
 	case matched == 0:
 		res.reason = gatewayv1.RouteReasonNoMatchingParent
 		res.message = "no listener of Gateway " + describeParent(r.route, ref) + " matches " + describeSection(ref)
+	case len(conflicts) > 0:
+		res.reason = RouteReasonHostnameConflict
+		res.message = joinConflicts(conflicts)
 	case allowed == 0:
 		res.reason = gatewayv1.RouteReasonNotAllowedByListeners
 		res.message = fmt.Sprintf("no listener of Gateway %s allows %ss from namespace %s", describeParent(r.route, ref), r.kind, r.route.Namespace)

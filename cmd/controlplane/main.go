@@ -4,7 +4,9 @@
 //
 // Its debug server (localhost:8080 by default) answers /debug/krtz (the
 // whole krt graph), /debug/configz (every object read, accepted or
-// rejected with the reasons), /debug/mesh, /ready and pprof; metrics are on
+// rejected with the reasons), /debug/mesh, /debug/gateway-status (the
+// Gateway API statuses, in file mode; in Kubernetes mode the elected
+// replica writes them to the objects), /ready and pprof; metrics are on
 // :15014/metrics.
 package main
 
@@ -73,6 +75,12 @@ func parseFlags(args []string, stderr io.Writer) (bootstrap.Options, bool, error
 	fs.StringVar(&opts.LogFormat, "log-format", opts.LogFormat, "log format: text or json")
 	fs.DurationVar(&opts.Debounce, "debounce", opts.Debounce, "quiet period before a changed file is read again")
 	fs.DurationVar(&opts.ShutdownTimeout, "shutdown-timeout", opts.ShutdownTimeout, "how long servers drain on SIGTERM")
+	fs.StringVar(&opts.GatewayControllerName, "gateway-controller-name", opts.GatewayControllerName, `controllerName of the GatewayClasses meshcp handles (the class "meshcp" is handled even without a GatewayClass object)`)
+	fs.StringVar(&opts.LeaseName, "lease-name", opts.LeaseName, "name of the Lease replicas elect the one that writes Gateway API statuses with (Kubernetes mode)")
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		opts.LeaseNamespace = ns
+	}
+	fs.StringVar(&opts.LeaseNamespace, "lease-namespace", opts.LeaseNamespace, "namespace of that Lease (default: $POD_NAMESPACE, else default)")
 	checks := fs.String("krt-checks", os.Getenv(krt.ChecksEnv), `krt debugging checks: "mutation", "purity", "purity-strict" or "all", comma-separated (slow; sets `+krt.ChecksEnv+`)`)
 	printVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {

@@ -199,6 +199,8 @@ func TestBadOptions(t *testing.T) {
 		{"log level", func(o *bootstrap.Options) { o.LogLevel = "krt=loud" }, "want debug, info, warn or error"},
 		{"missing folder", func(o *bootstrap.Options) { o.ConfigDir = "/nonexistent/meshcp" }, "/nonexistent/meshcp"},
 		{"bad kubeconfig", func(o *bootstrap.Options) { o.Kubeconfig = "/nonexistent/kubeconfig" }, "reading kubeconfig /nonexistent/kubeconfig"},
+		{"gateway controller name", func(o *bootstrap.Options) { o.GatewayControllerName = "no-path" }, "must be DOMAIN/PATH"},
+		{"lease", func(o *bootstrap.Options) { o.Kubeconfig, o.LeaseName = "x", "" }, "--lease-name and --lease-namespace"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := bootstrap.DefaultOptions()
@@ -259,4 +261,75 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// File mode translates Gateway API objects: the chain is on /debug/krtz
+// under gateway/..., and the statuses, which have no API server to go to,
+// are on /debug/gateway-status, with transition times.
+func TestFileModeGatewayStatus(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "gateway.yaml"), `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: infra}
+spec:
+  gatewayClassName: meshcp
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop, namespace: infra}
+spec:
+  parentRefs: [{name: web, sectionName: nope}]
+  rules: [{backendRefs: [{name: shop, port: 80}]}]
+`)
+	opts := bootstrap.DefaultOptions()
+	opts.ConfigDir = dir
+	d := startDaemon(t, opts)
+	d.waitFor(t, "/debug/krtz?collection=gateway/GatewayConfigs", func(_ int, body string) bool {
+		return len(outputs(t, body, "gateway/GatewayConfigs")) == 1
+	})
+	body := d.waitFor(t, "/debug/gateway-status?kind=HTTPRoute", func(_ int, body string) bool {
+		return strings.Contains(body, `"reason": "NoMatchingParent"`)
+	})
+	var statuses []struct {
+		Kind, Namespace, Name string
+		Status                struct {
+			Parents []struct {
+				Conditions []struct {
+					Type               string `json:"type"`
+					LastTransitionTime string `json:"lastTransitionTime"`
+				} `json:"conditions"`
+			} `json:"parents"`
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &statuses); err != nil {
+		t.Fatalf("/debug/gateway-status is not JSON: %v\n%s", err, body)
+	}
+	if len(statuses) != 1 || statuses[0].Name != "shop" || len(statuses[0].Status.Parents) != 1 {
+		t.Fatalf("/debug/gateway-status?kind=HTTPRoute = %s", body)
+	}
+	for _, c := range statuses[0].Status.Parents[0].Conditions {
+		if _, err := time.Parse(time.RFC3339, c.LastTransitionTime); err != nil {
+			t.Errorf("condition %s has lastTransitionTime %q", c.Type, c.LastTransitionTime)
+		}
+	}
+
+	// Fixing the route is seen: it is accepted, and the Gateway counts it.
+	writeFile(t, filepath.Join(dir, "gateway.yaml"), strings.Replace(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: infra}
+spec:
+  gatewayClassName: meshcp
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop, namespace: infra}
+spec:
+  parentRefs: [{name: web, sectionName: nope}]
+  rules: [{backendRefs: [{name: shop, port: 80}]}]
+`, "sectionName: nope", "sectionName: http", 1))
+	d.waitFor(t, "/debug/gateway-status?kind=Gateway", func(_ int, body string) bool {
+		return strings.Contains(body, `"attachedRoutes": 1`)
+	})
 }

@@ -37,6 +37,9 @@ func (s *Server) debugMux() *http.ServeMux {
 	if s.mesh != nil {
 		mux.Handle("GET /debug/mesh", s.mesh)
 	}
+	if s.gatewayStatus != nil {
+		mux.Handle("GET /debug/gateway-status", s.gatewayStatus)
+	}
 	mux.HandleFunc("GET /ready", s.ready)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		// Alive means serving HTTP; /ready says whether the graph is loaded.
@@ -48,7 +51,7 @@ func (s *Server) debugMux() *http.ServeMux {
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "meshcp controlplane: /debug/krtz /debug/configz /debug/mesh /ready /healthz /debug/pprof/")
+		fmt.Fprintln(w, "meshcp controlplane: /debug/krtz /debug/configz /debug/mesh /debug/gateway-status (file mode) /ready /healthz /debug/pprof/")
 	})
 	return mux
 }

@@ -1,14 +1,18 @@
 // Package bootstrap assembles the daemon: it reads configuration (from a
 // folder or from the API server) and the mesh config into the krt graph,
-// and serves the graph for debugging (/debug/krtz, /debug/configz,
-// /debug/mesh), readiness (/ready), liveness (/healthz), profiles (pprof)
-// and metrics. The command in cmd/controlplane parses flags into Options
-// and calls Start.
+// translates Gateway API objects (writing their statuses back when it is
+// the elected leader), and serves the graph for debugging (/debug/krtz,
+// /debug/configz, /debug/mesh, /debug/gateway-status in file mode),
+// readiness (/ready), liveness (/healthz), profiles (pprof) and metrics.
+// The command in cmd/controlplane parses flags into Options and calls
+// Start.
 package bootstrap
 
 import (
 	"errors"
 	"time"
+
+	"github.com/meshcp/meshcp/pkg/gateway"
 )
 
 // Options is everything the daemon can be told.
@@ -39,6 +43,13 @@ type Options struct {
 	Debounce time.Duration
 	// ShutdownTimeout bounds how long servers drain on shutdown.
 	ShutdownTimeout time.Duration
+	// GatewayControllerName is the controllerName of the GatewayClasses
+	// meshcp handles (the class "meshcp" is handled without an object).
+	GatewayControllerName string
+	// LeaseName and LeaseNamespace name the Lease replicas elect the one
+	// that writes Gateway API statuses with (Kubernetes mode).
+	LeaseName      string
+	LeaseNamespace string
 }
 
 // DefaultOptions are the daemon's defaults: file mode on the examples,
@@ -53,6 +64,10 @@ func DefaultOptions() Options {
 		LogFormat:       "text",
 		Debounce:        100 * time.Millisecond,
 		ShutdownTimeout: 10 * time.Second,
+
+		GatewayControllerName: gateway.DefaultControllerName,
+		LeaseName:             "meshcp-gateway-status-leader",
+		LeaseNamespace:        "default",
 	}
 }
 
@@ -73,6 +88,9 @@ func (o Options) validate() error {
 	}
 	if o.Domain == "" {
 		errs = append(errs, errors.New("--domain must not be empty"))
+	}
+	if o.kubernetesMode() && (o.LeaseName == "" || o.LeaseNamespace == "") {
+		errs = append(errs, errors.New("--lease-name and --lease-namespace must not be empty in Kubernetes mode"))
 	}
 	return errors.Join(errs...)
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/meshcp/meshcp/pkg/config/sources"
+	"github.com/meshcp/meshcp/pkg/gateway"
 	"github.com/meshcp/meshcp/pkg/krt"
 	"github.com/meshcp/meshcp/pkg/kube"
 	"github.com/meshcp/meshcp/pkg/logging"
@@ -39,6 +40,15 @@ type Server struct {
 	Mesh krt.Singleton[mesh.MeshConfigResource]
 	kube *kube.Client
 	mesh http.Handler
+
+	// Gateway is the Gateway API translation: its Gateways and
+	// VirtualServices (Istio configs) are for the xDS server to distribute.
+	Gateway *gateway.Controller
+	// gatewayStatus serves /debug/gateway-status in file mode.
+	gatewayStatus http.Handler
+	// beforeStop run, in order, before the graph stops: background work
+	// on the graph ends first.
+	beforeStop []func()
 
 	servers  []*http.Server
 	listen   []net.Listener
@@ -132,7 +142,10 @@ func (s *Server) build() error {
 		s.log.Info("file mode", "config", dir)
 	}
 	s.metrics.MustRegister(s.Sources)
-	return s.buildMesh()
+	if err := s.buildMesh(); err != nil {
+		return err
+	}
+	return s.buildGateway()
 }
 
 // configDir returns the folder served in file mode.
@@ -193,6 +206,9 @@ func (s *Server) shutdown() error {
 		}
 		for _, l := range s.listen {
 			_ = l.Close()
+		}
+		for _, f := range s.beforeStop {
+			f()
 		}
 		close(s.stop)
 		for i := len(s.cleanups) - 1; i >= 0; i-- {

@@ -263,12 +263,8 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// File mode translates Gateway API objects: the chain is on /debug/krtz
-// under gateway/..., and the statuses, which have no API server to go to,
-// are on /debug/gateway-status, with transition times.
-func TestFileModeGatewayStatus(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "gateway.yaml"), `apiVersion: gateway.networking.k8s.io/v1
+// gatewayYAML is a Gateway and a route to a listener it does not have.
+const gatewayYAML = `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: web, namespace: infra}
 spec:
@@ -281,7 +277,14 @@ metadata: {name: shop, namespace: infra}
 spec:
   parentRefs: [{name: web, sectionName: nope}]
   rules: [{backendRefs: [{name: shop, port: 80}]}]
-`)
+`
+
+// File mode translates Gateway API objects: the chain is on /debug/krtz
+// under gateway/..., and the statuses, which have no API server to go to,
+// are on /debug/gateway-status, with transition times.
+func TestFileModeGatewayStatus(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "gateway.yaml"), gatewayYAML)
 	opts := bootstrap.DefaultOptions()
 	opts.ConfigDir = dir
 	d := startDaemon(t, opts)
@@ -315,20 +318,7 @@ spec:
 	}
 
 	// Fixing the route is seen: it is accepted, and the Gateway counts it.
-	writeFile(t, filepath.Join(dir, "gateway.yaml"), strings.Replace(`apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web, namespace: infra}
-spec:
-  gatewayClassName: meshcp
-  listeners: [{name: http, port: 80, protocol: HTTP}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: shop, namespace: infra}
-spec:
-  parentRefs: [{name: web, sectionName: nope}]
-  rules: [{backendRefs: [{name: shop, port: 80}]}]
-`, "sectionName: nope", "sectionName: http", 1))
+	writeFile(t, filepath.Join(dir, "gateway.yaml"), strings.Replace(gatewayYAML, "sectionName: nope", "sectionName: http", 1))
 	d.waitFor(t, "/debug/gateway-status?kind=Gateway", func(_ int, body string) bool {
 		return strings.Contains(body, `"attachedRoutes": 1`)
 	})

@@ -46,28 +46,18 @@ type routeInputs struct {
 // Istio destination, or nil after recording why there is none. where
 // names the reference in messages ("rules[0].backendRefs[1]").
 func resolveBackend(ctx krt.HandlerContext, route config.Config, kind, where string, ref gatewayv1.BackendObjectReference, in *routeInputs, problems *refProblems) *networking.Destination {
-	group, refKind := "", "Service"
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		refKind = string(*ref.Kind)
-	}
-	ns := route.Namespace
-	if ref.Namespace != nil && *ref.Namespace != "" {
-		ns = string(*ref.Namespace)
-	}
-	name := string(ref.Name)
-	if group != "" || refKind != "Service" {
-		problems.add(gatewayv1.RouteReasonInvalidKind, "%s: %s is not supported; backends must be core Services", where, groupKind(group, refKind))
+	to := readRef(ref.Group, ref.Kind, ref.Namespace, ref.Name, "", "Service", route.Namespace)
+	if to.group != "" || to.kind != "Service" {
+		problems.add(gatewayv1.RouteReasonInvalidKind, "%s: %s is not supported; backends must be core Services", where, groupKind(to.group, to.kind))
 		return nil
 	}
+	ns, name := to.namespace, to.name
 	from := reference{group: gatewayv1.GroupName, kind: kind, namespace: route.Namespace}
-	if !referenceAllowed(ctx, in.grants, from, reference{kind: "Service", namespace: ns, name: name}) {
+	if !referenceAllowed(ctx, in.grants, from, to) {
 		problems.add(gatewayv1.RouteReasonRefNotPermitted, "%s: Service %s/%s is in another namespace and no ReferenceGrant there allows %ss of %s to use it", where, ns, name, kind, route.Namespace)
 		return nil
 	}
-	if krt.FetchOne(ctx, in.services, krt.FilterKey(ns+"/"+name)) == nil {
+	if krt.FetchOne(ctx, in.services, krt.FilterKey(to.key())) == nil {
 		problems.add(gatewayv1.RouteReasonBackendNotFound, "%s: Service %s/%s does not exist", where, ns, name)
 		return nil
 	}

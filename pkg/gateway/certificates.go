@@ -47,28 +47,18 @@ func resolveCertificates(ctx krt.HandlerContext, gw config.Config, refs []gatewa
 		out.problem += fmt.Sprintf(format, args...)
 	}
 	for i, ref := range refs {
-		group, kind := "", "Secret"
-		if ref.Group != nil {
-			group = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			kind = string(*ref.Kind)
-		}
-		ns := gw.Namespace
-		if ref.Namespace != nil && *ref.Namespace != "" {
-			ns = string(*ref.Namespace)
-		}
-		name := string(ref.Name)
-		if group != "" || kind != "Secret" {
-			fail(gatewayv1.ListenerReasonInvalidCertificateRef, "certificateRefs[%d]: %s is not supported; certificates must be core Secrets", i, groupKind(group, kind))
+		to := readRef(ref.Group, ref.Kind, ref.Namespace, ref.Name, "", "Secret", gw.Namespace)
+		ns, name := to.namespace, to.name
+		if to.group != "" || to.kind != "Secret" {
+			fail(gatewayv1.ListenerReasonInvalidCertificateRef, "certificateRefs[%d]: %s is not supported; certificates must be core Secrets", i, groupKind(to.group, to.kind))
 			continue
 		}
 		from := reference{group: gatewayv1.GroupName, kind: "Gateway", namespace: gw.Namespace}
-		if !referenceAllowed(ctx, in.grants, from, reference{kind: "Secret", namespace: ns, name: name}) {
+		if !referenceAllowed(ctx, in.grants, from, to) {
 			fail(gatewayv1.ListenerReasonRefNotPermitted, "certificateRefs[%d]: Secret %s/%s is in another namespace and no ReferenceGrant there allows Gateways of %s to use it", i, ns, name, gw.Namespace)
 			continue
 		}
-		secret := krt.FetchOne(ctx, in.secrets, krt.FilterKey(ns+"/"+name))
+		secret := krt.FetchOne(ctx, in.secrets, krt.FilterKey(to.key()))
 		if secret == nil {
 			fail(gatewayv1.ListenerReasonInvalidCertificateRef, "certificateRefs[%d]: Secret %s/%s does not exist", i, ns, name)
 			continue

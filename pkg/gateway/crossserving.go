@@ -33,10 +33,9 @@ type rivals struct {
 func parentGateways(c config.Config, refs []gatewayv1.ParentReference) []string {
 	var out []string
 	for _, ref := range refs {
-		if (ref.Group != nil && *ref.Group != gatewayv1.GroupName) || (ref.Kind != nil && *ref.Kind != "Gateway") {
-			continue
+		if gw := parentRef(ref, c.Namespace); gw.isGateway() {
+			out = append(out, gw.key())
 		}
-		out = append(out, describeParent(c, ref))
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/meshcp/meshcp/pkg/config"
 	"github.com/meshcp/meshcp/pkg/config/schema"
+	"github.com/meshcp/meshcp/pkg/config/validation"
 	"github.com/meshcp/meshcp/pkg/krt"
 )
 
@@ -190,27 +191,11 @@ func checkListener(ctx krt.HandlerContext, gw config.Config, l *gatewayv1.Listen
 	return r
 }
 
-// protocolKinds are the route kinds a listener of a protocol can carry.
-func protocolKinds(p gatewayv1.ProtocolType, mode gatewayv1.TLSModeType) []string {
-	switch p {
-	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
-		return []string{"HTTPRoute", "GRPCRoute"}
-	case gatewayv1.TLSProtocolType:
-		if mode == gatewayv1.TLSModePassthrough {
-			return []string{"TLSRoute"}
-		}
-		return []string{"TLSRoute", "TCPRoute"}
-	case gatewayv1.TCPProtocolType:
-		return []string{"TCPRoute"}
-	}
-	return nil
-}
-
 // listenerKinds returns the route kinds a listener allows and can carry
 // (the protocol's, when allowedRoutes.kinds is empty), and the allowed
 // kinds it cannot carry.
 func listenerKinds(l *gatewayv1.Listener, mode gatewayv1.TLSModeType) (kinds, bad []string) {
-	carried := protocolKinds(l.Protocol, mode)
+	carried := validation.RouteKindsFor(l.Protocol, mode)
 	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
 		return carried, nil
 	}

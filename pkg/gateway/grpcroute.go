@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -15,14 +14,7 @@ import (
 // newGRPCRoutes builds "gateway/GRPCRoutes": GRPCRoutes become http
 // routes on the request path ("/package.Service/Method"), like HTTPRoutes.
 func newGRPCRoutes(routes krt.Collection[config.Config], in *routeInputs, o *options) (krt.Collection[krt.ObjectWithStatus[config.Config, RouteStatus]], krt.Collection[routeFragment]) {
-	return krt.NewStatusManyCollection(routes, func(ctx krt.HandlerContext, r config.Config) (*RouteStatus, []routeFragment) {
-		p, ok := grpcRouteParent(r)
-		if !ok {
-			return nil, nil
-		}
-		p.rivals = in.httpRivals
-		return translateRoute(ctx, p, grpcRouteContent(ctx, r, r.Spec.(*gatewayv1.GRPCRouteSpec), in), in)
-	}, o.collection("gateway/GRPCRoutes")...)
+	return newRequestRoutes("GRPCRoute", routes, grpcRouteParent, grpcRules, in.httpRivals, in, o)
 }
 
 // grpcRouteParent reads a GRPCRoute for attaching.
@@ -34,37 +26,27 @@ func grpcRouteParent(r config.Config) (routeParent, bool) {
 	return routeParent{kind: "GRPCRoute", route: r, parentRefs: spec.ParentRefs, hostnames: hostnameStrings(spec.Hostnames)}, true
 }
 
-// grpcRouteContent translates the rules of a GRPCRoute, as
-// httpRouteContent does for HTTPRoutes.
-func grpcRouteContent(ctx krt.HandlerContext, r config.Config, spec *gatewayv1.GRPCRouteSpec, in *routeInputs) routeContent {
-	c := routeContent{allRules: len(spec.Rules)}
+// grpcRules reads the rules of a GRPCRoute.
+func grpcRules(r config.Config) []requestRule {
+	spec := r.Spec.(*gatewayv1.GRPCRouteSpec)
+	out := make([]requestRule, len(spec.Rules))
 	for i := range spec.Rules {
 		rule := &spec.Rules[i]
-		where := fmt.Sprintf("rules[%d]", i)
-		label := ruleLabel(i, rule.Name)
-		filters := applyFilters(ctx, r, "GRPCRoute", where, grpcFilters(rule.Filters), in, &c.problems)
-		template := &networking.HTTPRoute{Headers: filters.headers, Mirrors: filters.mirrors}
-		backends := make([]backendRef, len(rule.BackendRefs))
-		for k, b := range rule.BackendRefs {
-			backends[k] = backendRef{ref: b.BackendRef, filters: grpcFilters(b.Filters)}
-		}
-		unsupported := routeToBackends(ctx, r, "GRPCRoute", where, template, backends, filters.broken, in, &c.problems)
-		filters.unsupported = append(filters.unsupported, unsupported...)
-		if len(filters.unsupported) > 0 {
-			c.dropped = append(c.dropped, label+" ("+strings.Join(filters.unsupported, "; ")+")")
-			continue
+		rr := requestRule{name: rule.Name, filters: grpcFilters(rule.Filters)}
+		for _, b := range rule.BackendRefs {
+			rr.backends = append(rr.backends, backendRef{ref: b.BackendRef, filters: grpcFilters(b.Filters)})
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gatewayv1.GRPCRouteMatch{{}}
 		}
 		for j := range matches {
-			m, prec := grpcMatch(&matches[j])
-			prec.Rule, prec.Match = i, j
-			c.http = append(c.http, httpEntry{Route: withMatch(template, r, label, j, m), Precedence: prec})
+			m, p := grpcMatch(&matches[j])
+			rr.matches = append(rr.matches, requestMatch{m, p})
 		}
+		out[i] = rr
 	}
-	return c
+	return out
 }
 
 // grpcFilters passes GRPCRoute filters, a subset of HTTPRoute's, in the
@@ -114,16 +96,9 @@ func grpcMatch(m *gatewayv1.GRPCRouteMatch) (*networking.HTTPMatchRequest, prece
 			out.Uri = stringMatch(true, "/[^/]+/"+regexp.QuoteMeta(method))
 		}
 	}
-	for _, h := range m.Headers {
-		name := strings.ToLower(string(h.Name))
-		if _, dup := out.Headers[name]; dup {
-			continue
-		}
-		if out.Headers == nil {
-			out.Headers = map[string]*networking.StringMatch{}
-		}
-		out.Headers[name] = stringMatch(h.Type != nil && *h.Type == gatewayv1.GRPCHeaderMatchRegularExpression, h.Value)
-	}
+	out.Headers = firstMatches(m.Headers, func(h gatewayv1.GRPCHeaderMatch) (string, bool, string) {
+		return strings.ToLower(string(h.Name)), h.Type != nil && *h.Type == gatewayv1.GRPCHeaderMatchRegularExpression, h.Value
+	})
 	p.Headers = len(out.Headers)
 	if out.Uri == nil && out.Headers == nil {
 		out.Uri = &networking.StringMatch{MatchType: &networking.StringMatch_Prefix{Prefix: "/"}}

@@ -41,33 +41,38 @@ func httpMatch(m *gatewayv1.HTTPRouteMatch) (*networking.HTTPMatchRequest, prece
 		p.PathKind = pathPrefix
 	}
 	p.PathLen = len(value)
-	for _, h := range m.Headers {
-		name := strings.ToLower(string(h.Name))
-		if _, dup := out.Headers[name]; dup {
-			continue
-		}
-		if out.Headers == nil {
-			out.Headers = map[string]*networking.StringMatch{}
-		}
-		out.Headers[name] = stringMatch(h.Type != nil && *h.Type == gatewayv1.HeaderMatchRegularExpression, h.Value)
-	}
+	out.Headers = firstMatches(m.Headers, func(h gatewayv1.HTTPHeaderMatch) (string, bool, string) {
+		return strings.ToLower(string(h.Name)), h.Type != nil && *h.Type == gatewayv1.HeaderMatchRegularExpression, h.Value
+	})
 	p.Headers = len(out.Headers)
-	for _, q := range m.QueryParams {
-		name := string(q.Name)
-		if _, dup := out.QueryParams[name]; dup {
-			continue
-		}
-		if out.QueryParams == nil {
-			out.QueryParams = map[string]*networking.StringMatch{}
-		}
-		out.QueryParams[name] = stringMatch(q.Type != nil && *q.Type == gatewayv1.QueryParamMatchRegularExpression, q.Value)
-	}
+	out.QueryParams = firstMatches(m.QueryParams, func(q gatewayv1.HTTPQueryParamMatch) (string, bool, string) {
+		return string(q.Name), q.Type != nil && *q.Type == gatewayv1.QueryParamMatchRegularExpression, q.Value
+	})
 	p.Queries = len(out.QueryParams)
 	if m.Method != nil {
 		out.Method = &networking.StringMatch{MatchType: &networking.StringMatch_Exact{Exact: string(*m.Method)}}
 		p.Method = true
 	}
 	return out, p
+}
+
+// firstMatches builds the match map of header (or query parameter)
+// matches: read gives each one's name, whether it is a regular expression,
+// and its value; of several with one name only the first counts. No
+// matches give nil.
+func firstMatches[M any](ms []M, read func(M) (name string, regex bool, value string)) map[string]*networking.StringMatch {
+	var out map[string]*networking.StringMatch
+	for _, m := range ms {
+		name, regex, value := read(m)
+		if _, dup := out[name]; dup {
+			continue
+		}
+		if out == nil {
+			out = map[string]*networking.StringMatch{}
+		}
+		out[name] = stringMatch(regex, value)
+	}
+	return out
 }
 
 // stringMatch is an exact or a regular expression match of value.

@@ -17,14 +17,23 @@ import (
 // newHTTPRoutes builds "gateway/HTTPRoutes": the fragments of every
 // HTTPRoute on the listeners it attaches to, and its status.
 func newHTTPRoutes(routes krt.Collection[config.Config], in *routeInputs, o *options) (krt.Collection[krt.ObjectWithStatus[config.Config, RouteStatus]], krt.Collection[routeFragment]) {
+	return newRequestRoutes("HTTPRoute", routes, httpRouteParent, httpRules, in.grpcRivals, in, o)
+}
+
+// newRequestRoutes builds the collection of a route kind whose rules
+// become Istio http routes (HTTPRoute, GRPCRoute), named
+// "gateway/<Kind>s". Its rivals are the routes of the other such kind.
+func newRequestRoutes(kind string, routes krt.Collection[config.Config], parent func(config.Config) (routeParent, bool), rules func(config.Config) []requestRule,
+	rivals *rivals, in *routeInputs, o *options,
+) (krt.Collection[krt.ObjectWithStatus[config.Config, RouteStatus]], krt.Collection[routeFragment]) {
 	return krt.NewStatusManyCollection(routes, func(ctx krt.HandlerContext, r config.Config) (*RouteStatus, []routeFragment) {
-		p, ok := httpRouteParent(r)
+		p, ok := parent(r)
 		if !ok {
 			return nil, nil
 		}
-		p.rivals = in.grpcRivals
-		return translateRoute(ctx, p, httpRouteContent(ctx, r, r.Spec.(*gatewayv1.HTTPRouteSpec), in), in)
-	}, o.collection("gateway/HTTPRoutes")...)
+		p.rivals = rivals
+		return translateRoute(ctx, p, requestRouteContent(ctx, r, p.kind, rules(r), in), in)
+	}, o.collection("gateway/"+kind+"s")...)
 }
 
 // httpRouteParent reads an HTTPRoute for attaching.
@@ -36,17 +45,58 @@ func httpRouteParent(r config.Config) (routeParent, bool) {
 	return routeParent{kind: "HTTPRoute", route: r, parentRefs: spec.ParentRefs, hostnames: hostnameStrings(spec.Hostnames)}, true
 }
 
-// httpRouteContent translates the rules of an HTTPRoute: each match of
-// each rule becomes one Istio http route (so that matches of one rule can
-// take different places in the precedence order), carrying the rule's
-// filters, backends and timeouts.
-func httpRouteContent(ctx krt.HandlerContext, r config.Config, spec *gatewayv1.HTTPRouteSpec, in *routeInputs) routeContent {
-	c := routeContent{allRules: len(spec.Rules)}
+// requestRule is a rule of an HTTPRoute or a GRPCRoute, in the form both
+// translate from.
+type requestRule struct {
+	name     *gatewayv1.SectionName
+	filters  []gatewayv1.HTTPRouteFilter
+	backends []backendRef
+	timeouts *gatewayv1.HTTPRouteTimeouts
+	retry    *gatewayv1.HTTPRouteRetry
+	// matches are the rule's matches translated, the default one for a
+	// rule without any.
+	matches []requestMatch
+}
+
+// requestMatch is a translated match and its precedence.
+type requestMatch struct {
+	match      *networking.HTTPMatchRequest
+	precedence precedence
+}
+
+// httpRules reads the rules of an HTTPRoute.
+func httpRules(r config.Config) []requestRule {
+	spec := r.Spec.(*gatewayv1.HTTPRouteSpec)
+	out := make([]requestRule, len(spec.Rules))
 	for i := range spec.Rules {
 		rule := &spec.Rules[i]
+		rr := requestRule{name: rule.Name, filters: rule.Filters, timeouts: rule.Timeouts, retry: rule.Retry}
+		for _, b := range rule.BackendRefs {
+			rr.backends = append(rr.backends, backendRef{ref: b.BackendRef, filters: b.Filters})
+		}
+		matches := rule.Matches
+		if len(matches) == 0 {
+			matches = []gatewayv1.HTTPRouteMatch{{}}
+		}
+		for j := range matches {
+			m, p := httpMatch(&matches[j])
+			rr.matches = append(rr.matches, requestMatch{m, p})
+		}
+		out[i] = rr
+	}
+	return out
+}
+
+// requestRouteContent translates the rules of an HTTPRoute or GRPCRoute:
+// each match of each rule becomes one Istio http route (so that matches
+// of one rule can take different places in the precedence order),
+// carrying the rule's filters, backends and timeouts.
+func requestRouteContent(ctx krt.HandlerContext, r config.Config, kind string, rules []requestRule, in *routeInputs) routeContent {
+	c := routeContent{allRules: len(rules)}
+	for i, rule := range rules {
 		where := fmt.Sprintf("rules[%d]", i)
-		label := ruleLabel(i, rule.Name)
-		filters := applyFilters(ctx, r, "HTTPRoute", where, rule.Filters, in, &c.problems)
+		label := ruleLabel(i, rule.name)
+		filters := applyFilters(ctx, r, kind, where, rule.filters, in, &c.problems)
 		template := &networking.HTTPRoute{
 			Headers:    filters.headers,
 			Redirect:   filters.redirect,
@@ -55,13 +105,9 @@ func httpRouteContent(ctx krt.HandlerContext, r config.Config, spec *gatewayv1.H
 			CorsPolicy: filters.cors,
 		}
 		if filters.redirect == nil {
-			backends := make([]backendRef, len(rule.BackendRefs))
-			for k, b := range rule.BackendRefs {
-				backends[k] = backendRef{ref: b.BackendRef, filters: b.Filters}
-			}
-			unsupported := routeToBackends(ctx, r, "HTTPRoute", where, template, backends, filters.broken, in, &c.problems)
+			unsupported := routeToBackends(ctx, r, kind, where, template, rule.backends, filters.broken, in, &c.problems)
 			filters.unsupported = append(filters.unsupported, unsupported...)
-			if err := applyTimeouts(template, rule.Timeouts, rule.Retry); err != "" {
+			if err := applyTimeouts(template, rule.timeouts, rule.retry); err != "" {
 				filters.unsupported = append(filters.unsupported, where+": "+err)
 			}
 		}
@@ -69,14 +115,10 @@ func httpRouteContent(ctx krt.HandlerContext, r config.Config, spec *gatewayv1.H
 			c.dropped = append(c.dropped, label+" ("+strings.Join(filters.unsupported, "; ")+")")
 			continue
 		}
-		matches := rule.Matches
-		if len(matches) == 0 {
-			matches = []gatewayv1.HTTPRouteMatch{{}}
-		}
-		for j := range matches {
-			m, prec := httpMatch(&matches[j])
+		for j, m := range rule.matches {
+			prec := m.precedence
 			prec.Rule, prec.Match = i, j
-			c.http = append(c.http, httpEntry{Route: withMatch(template, r, label, j, m), Precedence: prec})
+			c.http = append(c.http, httpEntry{Route: withMatch(template, r, label, j, m.match), Precedence: prec})
 		}
 	}
 	return c

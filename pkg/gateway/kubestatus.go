@@ -53,23 +53,25 @@ func (k *KubeStatusSink) Write(ctx context.Context, kind config.GroupVersionKind
 			func(o *gatewayv1.Gateway) config.Status { return &o.Status },
 			func(o *gatewayv1.Gateway, m any) { o.Status = *m.(*gatewayv1.GatewayStatus) })
 	case schema.HTTPRoute:
-		return writeStatus(ctx, gw.HTTPRoutes(ns), name, s, k, now,
-			func(o *gatewayv1.HTTPRoute) config.Status { return &o.Status },
-			func(o *gatewayv1.HTTPRoute, m any) { o.Status.RouteStatus = *m.(*gatewayv1.RouteStatus) })
+		return writeRouteStatus(ctx, gw.HTTPRoutes(ns), s, k, now, func(o *gatewayv1.HTTPRoute) *gatewayv1.RouteStatus { return &o.Status.RouteStatus })
 	case schema.GRPCRoute:
-		return writeStatus(ctx, gw.GRPCRoutes(ns), name, s, k, now,
-			func(o *gatewayv1.GRPCRoute) config.Status { return &o.Status },
-			func(o *gatewayv1.GRPCRoute, m any) { o.Status.RouteStatus = *m.(*gatewayv1.RouteStatus) })
+		return writeRouteStatus(ctx, gw.GRPCRoutes(ns), s, k, now, func(o *gatewayv1.GRPCRoute) *gatewayv1.RouteStatus { return &o.Status.RouteStatus })
 	case schema.TCPRoute:
-		return writeStatus(ctx, gw.TCPRoutes(ns), name, s, k, now,
-			func(o *gatewayv1.TCPRoute) config.Status { return &o.Status },
-			func(o *gatewayv1.TCPRoute, m any) { o.Status.RouteStatus = *m.(*gatewayv1.RouteStatus) })
+		return writeRouteStatus(ctx, gw.TCPRoutes(ns), s, k, now, func(o *gatewayv1.TCPRoute) *gatewayv1.RouteStatus { return &o.Status.RouteStatus })
 	case schema.TLSRoute:
-		return writeStatus(ctx, gw.TLSRoutes(ns), name, s, k, now,
-			func(o *gatewayv1.TLSRoute) config.Status { return &o.Status },
-			func(o *gatewayv1.TLSRoute, m any) { o.Status.RouteStatus = *m.(*gatewayv1.RouteStatus) })
+		return writeRouteStatus(ctx, gw.TLSRoutes(ns), s, k, now, func(o *gatewayv1.TLSRoute) *gatewayv1.RouteStatus { return &o.Status.RouteStatus })
 	}
 	return false, fmt.Errorf("no status writer for %s", kind)
+}
+
+// writeRouteStatus is writeStatus for a route kind, whose status embeds a
+// RouteStatus that status points to.
+func writeRouteStatus[O metav1.Object](ctx context.Context, c statusClient[O], s ObjectStatus, k *KubeStatusSink, now metav1.Time,
+	status func(O) *gatewayv1.RouteStatus,
+) (bool, error) {
+	return writeStatus(ctx, c, s.Object.Name, s, k, now,
+		func(o O) config.Status { return status(o) },
+		func(o O, m any) { *status(o) = *m.(*gatewayv1.RouteStatus) })
 }
 
 // statusClient is the part of a typed Gateway API client a status write

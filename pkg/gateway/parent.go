@@ -57,25 +57,15 @@ type parentResult struct {
 func attachRoute(ctx krt.HandlerContext, r routeParent, in *routeInputs) []parentResult {
 	var out []parentResult
 	for _, ref := range r.parentRefs {
-		group, kind := gatewayv1.GroupName, "Gateway"
-		if ref.Group != nil {
-			group = string(*ref.Group)
-		}
-		if ref.Kind != nil {
-			kind = string(*ref.Kind)
-		}
-		if group != gatewayv1.GroupName || kind != "Gateway" {
+		gw := parentRef(ref, r.route.Namespace)
+		if !gw.isGateway() {
 			continue
 		}
-		ns := r.route.Namespace
-		if ref.Namespace != nil && *ref.Namespace != "" {
-			ns = string(*ref.Namespace)
-		}
-		listeners := in.listeners.Fetch(ctx, ns+"/"+string(ref.Name))
+		listeners := in.listeners.Fetch(ctx, gw.key())
 		if len(listeners) == 0 {
 			continue
 		}
-		out = append(out, attachToGateway(r, ref, listeners, r.rivals.rivalsOn(ctx, r, ns+"/"+string(ref.Name))))
+		out = append(out, attachToGateway(r, ref, listeners, r.rivals.rivalsOn(ctx, r, gw.key())))
 	}
 	return out
 }
@@ -129,11 +119,7 @@ func attachToGateway(r routeParent, ref gatewayv1.ParentReference, listeners []G
 
 // describeParent names the Gateway a parentRef points to: "namespace/name".
 func describeParent(route config.Config, ref gatewayv1.ParentReference) string {
-	ns := route.Namespace
-	if ref.Namespace != nil && *ref.Namespace != "" {
-		ns = string(*ref.Namespace)
-	}
-	return ns + "/" + string(ref.Name)
+	return parentRef(ref, route.Namespace).key()
 }
 
 // describeSection says which listeners a parentRef selects.

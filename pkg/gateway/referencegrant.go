@@ -14,6 +14,34 @@ type reference struct {
 	group, kind, namespace, name string
 }
 
+// readRef reads a Gateway API reference into the object it names: the
+// group and kind given (defaultGroup and defaultKind when not), the
+// namespace given (the referrer's, from, when not), and the name.
+func readRef(group *gatewayv1.Group, kind *gatewayv1.Kind, ns *gatewayv1.Namespace, name gatewayv1.ObjectName, defaultGroup, defaultKind, from string) reference {
+	r := reference{group: defaultGroup, kind: defaultKind, namespace: from, name: string(name)}
+	if group != nil {
+		r.group = string(*group)
+	}
+	if kind != nil {
+		r.kind = string(*kind)
+	}
+	if ns != nil && *ns != "" {
+		r.namespace = string(*ns)
+	}
+	return r
+}
+
+// key is the krt key of the object a reference names.
+func (r reference) key() string { return r.namespace + "/" + r.name }
+
+// parentRef reads a parentRef of a route in namespace ns.
+func parentRef(ref gatewayv1.ParentReference, ns string) reference {
+	return readRef(ref.Group, ref.Kind, ref.Namespace, ref.Name, gatewayv1.GroupName, "Gateway", ns)
+}
+
+// isGateway reports whether a reference names a Gateway API Gateway.
+func (r reference) isGateway() bool { return r.group == gatewayv1.GroupName && r.kind == "Gateway" }
+
 // referenceAllowed reports whether a reference from one namespace to an
 // object in another is allowed by a ReferenceGrant in the target's
 // namespace: one whose from list has the referrer's group, kind and

@@ -1408,9 +1408,11 @@ func checkNamespacesFrom(r *Result, p string, from *gatewayv1.FromNamespaces, se
 	}
 }
 
-// routeKindsFor returns the route kinds a listener of a protocol (and TLS
-// mode) can carry.
-func routeKindsFor(proto gatewayv1.ProtocolType, mode gatewayv1.TLSModeType) []string {
+// RouteKindsFor returns the route kinds (of group gateway.networking.k8s.io)
+// a listener of a protocol and TLS mode can carry: HTTPRoute and GRPCRoute
+// on HTTP and HTTPS, TLSRoute on TLS (and TCPRoute when the gateway
+// terminates TLS), TCPRoute on TCP, UDPRoute on UDP.
+func RouteKindsFor(proto gatewayv1.ProtocolType, mode gatewayv1.TLSModeType) []string {
 	switch proto {
 	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType:
 		return []string{"HTTPRoute", "GRPCRoute"}
@@ -1434,7 +1436,7 @@ func checkRouteKinds(r *Result, p string, kinds []gatewayv1.RouteGroupKind, prot
 	if len(kinds) > maxRouteKinds {
 		r.Errorf(p, "at most %d kinds are allowed, not %d", maxRouteKinds, len(kinds))
 	}
-	supported := routeKindsFor(proto, mode)
+	supported := RouteKindsFor(proto, mode)
 	for i, k := range kinds {
 		kp := idx(p, i)
 		group := gatewayv1.GroupName

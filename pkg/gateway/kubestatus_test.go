@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/meshcp/meshcp/pkg/config/schema"
 	"github.com/meshcp/meshcp/pkg/config/sources"
 	"github.com/meshcp/meshcp/pkg/gateway"
 	"github.com/meshcp/meshcp/pkg/krt/krttest"
@@ -130,6 +133,61 @@ func TestKubeStatusSink(t *testing.T) {
 	}
 	if after.ResourceVersion != touched.ResourceVersion || writes(reg, "HTTPRoute", "written") != written {
 		t.Errorf("an unchanged status was written: resourceVersion %s -> %s", touched.ResourceVersion, after.ResourceVersion)
+	}
+}
+
+// A status computed from a version of the object that is no longer the
+// latest is not written over a newer one: the API server refuses it, and
+// the writer is told to retry on the newer version.
+func TestKubeStatusSinkConflict(t *testing.T) {
+	srv := apiserver.Start(t)
+	ctx := t.Context()
+	kc := kubernetes.NewForConfigOrDie(srv.Config)
+	gc := gatewayclient.NewForConfigOrDie(srv.Config)
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gc.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "infra"},
+		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "meshcp", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := schema.Builtin().FromObject(gw, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone else writes after meshcp read the object.
+	gw.Status.Conditions = append(gw.Status.Conditions, metav1.Condition{Type: "example.com/Audited", Status: "True", Reason: "Audited", LastTransitionTime: metav1.Now()})
+	newer, err := gc.GatewayV1().Gateways("infra").UpdateStatus(ctx, gw, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &gatewayv1.GatewayStatus{Conditions: []metav1.Condition{{Type: "Accepted", Status: "True", Reason: "Accepted", Message: "Resource accepted"}}}
+	sink := gateway.NewKubeStatusSink(gc, gateway.DefaultControllerName)
+	written, err := sink.Write(ctx, schema.KubernetesGateway, gateway.ObjectStatus{Object: read, Status: want})
+	if written || !errors.Is(err, gateway.ErrStatusConflict) {
+		t.Fatalf("a write on the old version: written %v, error %v", written, err)
+	}
+	// On the newer version, as the informer delivers it, it goes through
+	// and keeps the other writer's condition.
+	if read, err = schema.Builtin().FromObject(newer, "cluster.local"); err != nil {
+		t.Fatal(err)
+	}
+	if written, err := sink.Write(ctx, schema.KubernetesGateway, gateway.ObjectStatus{Object: read, Status: want}); !written || err != nil {
+		t.Fatalf("a write on the newer version: written %v, error %v", written, err)
+	}
+	got, err := gc.GatewayV1().Gateways("infra").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, c := range got.Status.Conditions {
+		types = append(types, c.Type)
+	}
+	if !slices.Contains(types, "example.com/Audited") || !slices.Contains(types, "Accepted") {
+		t.Errorf("conditions %v", types)
 	}
 }
 

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -42,7 +43,7 @@ type StatusWriterOptions struct {
 	Logger *slog.Logger
 	// Registerer, if set, gets the counter
 	// meshcp_gateway_status_writes_total{kind, result}, result being
-	// "written", "unchanged" or "failed".
+	// "written", "unchanged", "conflict" (retried) or "failed" (retried).
 	Registerer prometheus.Registerer
 }
 
@@ -55,7 +56,7 @@ func NewStatusWriter(c *Controller, sink StatusSink, opts StatusWriterOptions) (
 		log:      opts.Logger,
 		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "meshcp_gateway_status_writes_total",
-			Help: "Status writes of Gateway API objects, by kind and result: written, unchanged (the object already had it) or failed.",
+			Help: "Status writes of Gateway API objects, by kind and result: written, unchanged (the object already had it), conflict or failed (both retried).",
 		}, []string{"kind", "result"}),
 	}
 	if w.log == nil {
@@ -128,6 +129,12 @@ func (w *StatusWriter) process(ctx context.Context, queue workqueue.TypedRateLim
 	}
 	written, err := w.sink.Write(ctx, k.kind, *s)
 	switch {
+	case errors.Is(err, ErrStatusConflict):
+		// Someone wrote first; the informer brings the newer version
+		// (and with it, usually, this key again) in a moment.
+		w.writes.WithLabelValues(k.kind.Kind, "conflict").Inc()
+		w.log.Debug("status write conflicted; retrying on the newer version", "kind", k.kind.Kind, "object", k.key)
+		queue.AddRateLimited(k)
 	case err != nil:
 		if ctx.Err() != nil {
 			return

@@ -110,7 +110,7 @@ func TestTemplateDefaults(t *testing.T) {
 		t.Errorf("liveness probe %v, want /healthz", p)
 	}
 	args := toStrings(c["args"].([]any))
-	for _, want := range []string{"--in-cluster", "--mesh-config=/etc/meshcp/mesh/mesh.yaml", "--debug-addr=:8080", "--metrics-addr=:15014"} {
+	for _, want := range []string{"--in-cluster", "--mesh-config=/etc/meshcp/mesh/mesh.yaml", "--debug-addr=:8080", "--metrics-addr=:15014", "--lease-name=" + fullname + "-leader"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %v lack %s", args, want)
 		}

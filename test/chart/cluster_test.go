@@ -162,7 +162,6 @@ func needed() []access {
 // able to do.
 var notNeeded = []access{
 	{verb: "get", resource: "secrets", namespace: namespace},
-	{verb: "list", resource: "secrets"},
 	{verb: "list", resource: "configmaps"},
 	{verb: "get", resource: "pods", namespace: "default", name: "x"},
 	{verb: "delete", resource: "pods", namespace: "default", name: "x"},
@@ -247,7 +246,8 @@ func TestRBACAndServiceAccountToken(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d := e2e.StartDaemon(t, "--kubeconfig", kubeconfig, "--mesh-config", meshFile)
+	// With the chart's Lease, as its Deployment passes it.
+	d := e2e.StartDaemon(t, "--kubeconfig", kubeconfig, "--mesh-config", meshFile, "--lease-name", fullname+"-leader", "--lease-namespace", namespace)
 	d.WaitReady()
 	createNamespace(t, c, "shop")
 	svc := &corev1.Service{

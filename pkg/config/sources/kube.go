@@ -50,21 +50,27 @@ var kubeReaders = map[config.GroupVersionKind]kubeReader{
 // readKube reads the objects of type T through a shared informer and
 // converts them into inputs.
 func readKube[T kube.Object](c *kube.Client, registry *schema.Registry, stop <-chan struct{}, opts Options) (krt.Collection[Input], error) {
-	return readKubeObjects[T](c, registry, stop, opts, opts.Debugger)
+	return readKubeObjects[T](c, registry, stop, opts, kube.Filter{}, opts.Debugger)
 }
 
-// readSecrets reads Secrets like readKube, except that the informer's
-// collection, which holds the Secrets as the API server sends them (data
-// included), is kept out of /debug/krtz: only the inputs, converted to
-// summaries without data (schema.SecretSpec), are shown.
+// secretFilter leaves out the Secrets that never hold a certificate and
+// are often large or numerous: Helm's release records and service account
+// tokens. The API server filters them, so they are never sent or held.
+var secretFilter = kube.Filter{FieldSelector: "type!=helm.sh/release.v1,type!=" + string(corev1.SecretTypeServiceAccountToken)}
+
+// readSecrets reads Secrets like readKube, except that the Secrets that
+// cannot hold a certificate are not read (secretFilter), and that the
+// informer's collection, which holds the Secrets as the API server sends
+// them (data included), is kept out of /debug/krtz: only the inputs,
+// converted to summaries without data (schema.SecretSpec), are shown.
 func readSecrets(c *kube.Client, registry *schema.Registry, stop <-chan struct{}, opts Options) (krt.Collection[Input], error) {
-	return readKubeObjects[*corev1.Secret](c, registry, stop, opts, nil)
+	return readKubeObjects[*corev1.Secret](c, registry, stop, opts, secretFilter, nil)
 }
 
-// readKubeObjects reads the objects of type T, registering the informer's
-// collection with debugger (nil: not at all).
-func readKubeObjects[T kube.Object](c *kube.Client, registry *schema.Registry, stop <-chan struct{}, opts Options, debugger *krt.DebugHandler) (krt.Collection[Input], error) {
-	objects, err := kube.NewCollection[T](c, kube.Filter{}, stop, krt.WithDebugging(debugger))
+// readKubeObjects reads the objects of type T that filter selects,
+// registering the informer's collection with debugger (nil: not at all).
+func readKubeObjects[T kube.Object](c *kube.Client, registry *schema.Registry, stop <-chan struct{}, opts Options, filter kube.Filter, debugger *krt.DebugHandler) (krt.Collection[Input], error) {
+	objects, err := kube.NewCollection[T](c, filter, stop, krt.WithDebugging(debugger))
 	if err != nil {
 		return nil, err
 	}

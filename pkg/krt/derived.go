@@ -177,6 +177,32 @@ func (d *derived[I, O]) unsyncedFetched() []Syncer {
 	return out
 }
 
+// syncedFetched returns the fetched collections that are synced now.
+func (d *derived[I, O]) syncedFetched() map[*source]bool {
+	d.watchMu.Lock()
+	defer d.watchMu.Unlock()
+	out := make(map[*source]bool, len(d.watched))
+	for src, w := range d.watched {
+		if w.HasSynced() {
+			out[src] = true
+		}
+	}
+	return out
+}
+
+// syncedSince reports whether a fetched collection that was not synced
+// (or not fetched at all) when before was taken is synced now.
+func (d *derived[I, O]) syncedSince(before map[*source]bool) bool {
+	d.watchMu.Lock()
+	defer d.watchMu.Unlock()
+	for src, w := range d.watched {
+		if src != d.src && !before[src] && w.HasSynced() {
+			return true
+		}
+	}
+	return false
+}
+
 // deferSync asks for sync again once every collection in waitFor is synced.
 // Their initial events reach the queue before they report synced, so the
 // next sync request comes after the recomputations those events cause.
@@ -205,6 +231,10 @@ func (d *derived[I, O]) close() {
 
 // process computes and commits one batch of work.
 func (d *derived[I, O]) process(b *workBatch[I]) {
+	var syncedBefore map[*source]bool
+	if b.syncRequest {
+		syncedBefore = d.syncedFetched()
+	}
 	d.stats.inputEvents.Add(uint64(len(b.order)))
 	// Inputs recomputed because something they fetched changed. Their
 	// current object is read from the parent when they are computed.
@@ -239,11 +269,19 @@ func (d *derived[I, O]) process(b *workBatch[I]) {
 
 	// Synced means the initial state is complete, which includes what the
 	// transformations read: wait for partly loaded fetched collections.
+	// One that synced while this batch ran (or was first fetched in it)
+	// may have its last initial events queued behind the batch; the
+	// recomputations they cause are part of the initial state too, so
+	// sync waits for the next batch, which takes them.
 	syncNow := b.syncRequest
 	if syncNow {
-		if waitFor := d.unsyncedFetched(); len(waitFor) > 0 {
+		switch waitFor := d.unsyncedFetched(); {
+		case len(waitFor) > 0:
 			syncNow = false
 			d.deferSync(waitFor)
+		case d.syncedSince(syncedBefore) && d.queue.hasFetched():
+			syncNow = false
+			d.queue.requestSync()
 		}
 	}
 

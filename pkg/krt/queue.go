@@ -95,6 +95,13 @@ func (q *workQueue[I]) signalLocked() {
 	}
 }
 
+// hasFetched reports whether changes of fetched collections are waiting.
+func (q *workQueue[I]) hasFetched() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.batch.depEvents) > 0
+}
+
 // depth returns how much work is waiting: inputs and batches of fetched
 // changes.
 func (q *workQueue[I]) depth() int {

@@ -485,3 +485,51 @@ func TestSyncWaitsForFetchedCollections(t *testing.T) {
 		t.Fatalf("output when synced = %v, want the fetched value 7", got)
 	}
 }
+
+// A fetched collection that gets its initial objects and syncs while a
+// batch is being computed: its events are queued behind the batch, and
+// the recomputations they cause are still part of the initial state, so
+// the collection is synced only after them.
+func TestSyncWaitsForEventsOfACollectionThatSyncedMidBatch(t *testing.T) {
+	stop := krttest.Stop(t)
+	gate := krttest.NewSyncGate()
+	configs := krt.NewStaticCollection[versioned](gate, nil, krt.WithStop(stop), krt.WithName("configs"))
+	inputs := krt.NewStaticCollection(nil, []versioned{{Named: krt.Named{Namespace: "in", Name: "a"}}}, krt.WithStop(stop))
+	fetched, resume, observed := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var runs atomic.Int32
+	views := krt.NewCollection(inputs, func(ctx krt.HandlerContext, in versioned) *versioned {
+		c := krt.FetchOne(ctx, krt.Collection[versioned](configs), krt.FilterKey("cfg/"+in.Name))
+		switch runs.Add(1) {
+		case 1:
+			close(fetched) // read while configs is empty...
+			<-resume       // ...which fills and syncs before this run ends
+		case 2:
+			// The recomputation holds on until the test has looked, or a
+			// moment: a collection that claimed sync before it would be
+			// seen with the stale output.
+			select {
+			case <-observed:
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if c == nil {
+			return &versioned{Named: in.Named, Value: -1}
+		}
+		return &versioned{Named: in.Named, Value: c.Value}
+	}, krt.WithStop(stop), countsRuns)
+	<-fetched
+	configs.UpdateObject(versioned{Named: krt.Named{Namespace: "cfg", Name: "a"}, Value: 7})
+	gate.MarkSynced()
+	if !configs.WaitUntilSynced(stop) {
+		t.Fatal("configs never synced")
+	}
+	close(resume)
+	if !views.WaitUntilSynced(stop) {
+		t.Fatal("never synced")
+	}
+	got := views.GetKey("in/a")
+	close(observed)
+	if got == nil || got.Value != 7 {
+		t.Fatalf("output when synced = %v, want the fetched value 7", got)
+	}
+}

@@ -22,25 +22,33 @@ import (
 	"github.com/meshcp/meshcp/test/apiserver"
 )
 
-// Against a real API server: statuses land on the objects, merged with
-// what others wrote (another controller's route parent, a condition type
-// meshcp does not set), and a change that leaves the status as it is
-// writes nothing.
-func TestKubeStatusSink(t *testing.T) {
+// startWithGateway starts an API server holding namespace infra and a
+// Gateway web of class meshcp there.
+func startWithGateway(t *testing.T) (*apiserver.Server, gatewayclient.Interface, *gatewayv1.Gateway) {
+	t.Helper()
 	srv := apiserver.Start(t)
-	ctx := t.Context()
 	kc := kubernetes.NewForConfigOrDie(srv.Config)
 	gc := gatewayclient.NewForConfigOrDie(srv.Config)
-	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}}, metav1.CreateOptions{}); err != nil {
+	if _, err := kc.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gc.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{
+	gw, err := gc.GatewayV1().Gateways("infra").Create(t.Context(), &gatewayv1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "infra"},
 		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "meshcp", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, gc, gw
+}
+
+// Against a real API server: statuses land on the objects, merged with
+// what others wrote (another controller's route parent, a condition type
+// meshcp does not set), and a change that leaves the status as it is
+// writes nothing.
+func TestKubeStatusSink(t *testing.T) {
+	srv, gc, gw := startWithGateway(t)
+	ctx := t.Context()
 	gw.Status.Conditions = append(gw.Status.Conditions, metav1.Condition{Type: "example.com/Audited", Status: "True", Reason: "Audited", LastTransitionTime: metav1.Now()})
 	if _, err := gc.GatewayV1().Gateways("infra").UpdateStatus(ctx, gw, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -140,20 +148,8 @@ func TestKubeStatusSink(t *testing.T) {
 // latest is not written over a newer one: the API server refuses it, and
 // the writer is told to retry on the newer version.
 func TestKubeStatusSinkConflict(t *testing.T) {
-	srv := apiserver.Start(t)
+	_, gc, gw := startWithGateway(t)
 	ctx := t.Context()
-	kc := kubernetes.NewForConfigOrDie(srv.Config)
-	gc := gatewayclient.NewForConfigOrDie(srv.Config)
-	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	gw, err := gc.GatewayV1().Gateways("infra").Create(ctx, &gatewayv1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "infra"},
-		Spec:       gatewayv1.GatewaySpec{GatewayClassName: "meshcp", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	read, err := schema.Builtin().FromObject(gw, "cluster.local")
 	if err != nil {
 		t.Fatal(err)

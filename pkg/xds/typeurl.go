@@ -1,0 +1,38 @@
+package xds
+
+import (
+	"slices"
+	"strings"
+)
+
+// Type URLs of the Envoy resources, in the order a push sends them: clusters
+// before the endpoints they load, listeners before the routes they name, so
+// that a client never holds a reference to something it has not received
+// (Envoy's "make before break" order).
+const (
+	ClusterType  = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+	EndpointType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+	ListenerType = "type.googleapis.com/envoy.config.listener.v3.Listener"
+	RouteType    = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+)
+
+// envoyOrder ranks the Envoy types; every other type URL (config
+// distribution) comes after them.
+var envoyOrder = []string{ClusterType, EndpointType, ListenerType, RouteType}
+
+// pushRank is the position of a type URL in a push.
+func pushRank(typeURL string) int {
+	if i := slices.Index(envoyOrder, typeURL); i >= 0 {
+		return i
+	}
+	return len(envoyOrder)
+}
+
+// comparePushOrder orders type URLs as a push sends them: CDS, EDS, LDS,
+// RDS, then the rest by name, so pushes are deterministic.
+func comparePushOrder(a, b string) int {
+	if ra, rb := pushRank(a), pushRank(b); ra != rb {
+		return ra - rb
+	}
+	return strings.Compare(a, b)
+}

@@ -29,10 +29,10 @@ type connection struct {
 	ctx      context.Context
 	srv      *Server
 
-	mu       sync.Mutex
-	watches  map[string]*watchState
-	types    []string // keys of watches, in push order
-	nonces   uint64
+	mu      sync.Mutex
+	watches map[string]*watchState
+	types   []string // keys of watches, in push order
+	nonces  uint64
 	// processedGen is the last push generation this connection has been
 	// brought up to (whether or not the push had anything for it).
 	processedGen uint64

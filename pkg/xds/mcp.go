@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
-	mcp "istio.io/api/mcp/v1alpha1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+	mcp "istio.io/api/mcp/v1alpha1"
 
 	"github.com/meshcp/meshcp/pkg/config"
 )

@@ -2,8 +2,8 @@ package xds
 
 import (
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"slices"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"

@@ -30,6 +30,7 @@ type daemon struct {
 func startDaemon(t *testing.T, opts bootstrap.Options) *daemon {
 	t.Helper()
 	opts.DebugAddr, opts.MetricsAddr = "127.0.0.1:0", "127.0.0.1:0"
+	opts.XDS.Addr, opts.XDS.TLSAddr = "127.0.0.1:0", ""
 	opts.Debounce = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := bootstrap.Start(ctx, opts, testLog{t})
@@ -203,6 +204,7 @@ func TestBadOptions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := bootstrap.DefaultOptions()
 			opts.DebugAddr, opts.MetricsAddr = "", ""
+			opts.XDS.Addr, opts.XDS.TLSAddr = "", ""
 			tc.edit(&opts)
 			_, err := bootstrap.Start(context.Background(), opts, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

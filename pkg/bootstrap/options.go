@@ -9,6 +9,8 @@ package bootstrap
 import (
 	"errors"
 	"time"
+
+	"github.com/meshcp/meshcp/pkg/xds"
 )
 
 // Options is everything the daemon can be told.
@@ -39,11 +41,13 @@ type Options struct {
 	Debounce time.Duration
 	// ShutdownTimeout bounds how long servers drain on shutdown.
 	ShutdownTimeout time.Duration
+	// XDS configures the xDS server: ports, TLS, push debounce, limits.
+	XDS xds.Options
 }
 
 // DefaultOptions are the daemon's defaults: file mode on the examples,
 // debug endpoints on localhost only (as istiod keeps them), metrics on
-// 15014.
+// 15014, xDS on 15010 (and 15012 with TLS files).
 func DefaultOptions() Options {
 	return Options{
 		Domain:          "cluster.local",
@@ -53,6 +57,7 @@ func DefaultOptions() Options {
 		LogFormat:       "text",
 		Debounce:        100 * time.Millisecond,
 		ShutdownTimeout: 10 * time.Second,
+		XDS:             xds.DefaultOptions(),
 	}
 }
 
@@ -73,6 +78,9 @@ func (o Options) validate() error {
 	}
 	if o.Domain == "" {
 		errs = append(errs, errors.New("--domain must not be empty"))
+	}
+	if err := o.XDS.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

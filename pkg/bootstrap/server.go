@@ -21,6 +21,7 @@ import (
 	"github.com/meshcp/meshcp/pkg/logging"
 	"github.com/meshcp/meshcp/pkg/mesh"
 	"github.com/meshcp/meshcp/pkg/version"
+	"github.com/meshcp/meshcp/pkg/xds"
 )
 
 // Server is a running daemon: the krt graph and the HTTP servers over it.
@@ -37,6 +38,8 @@ type Server struct {
 	Sources *sources.Sources
 	// Mesh is the mesh config in force, for transformations to FetchOne.
 	Mesh krt.Singleton[mesh.MeshConfigResource]
+	// XDS serves the configuration to proxies and other control planes.
+	XDS  *xds.Server
 	kube *kube.Client
 	mesh http.Handler
 
@@ -81,7 +84,7 @@ func Start(ctx context.Context, opts Options, logOutput io.Writer) (*Server, err
 		s.shutdown()
 		return nil, err
 	}
-	s.log.Info("controlplane started", "version", version.Version(), "mode", s.mode(), "debug", s.DebugAddr(), "metrics", s.MetricsAddr())
+	s.log.Info("controlplane started", "version", version.Version(), "mode", s.mode(), "debug", s.DebugAddr(), "metrics", s.MetricsAddr(), "xds", s.XDS.Addr())
 	return s, nil
 }
 
@@ -132,7 +135,25 @@ func (s *Server) build() error {
 		s.log.Info("file mode", "config", dir)
 	}
 	s.metrics.MustRegister(s.Sources)
-	return s.buildMesh()
+	if err := s.buildMesh(); err != nil {
+		return err
+	}
+	return s.buildXDS()
+}
+
+// buildXDS sets up the xDS server over the graph: every kind read is
+// distributed under its type URL. Another collection of a kind (derived
+// output) is one more AddConfigs call.
+func (s *Server) buildXDS() error {
+	var err error
+	s.XDS, err = xds.NewServer(s.opts.XDS, s.levels.Logger(s.handler, "xds"), s.metrics, s.debug)
+	if err != nil {
+		return err
+	}
+	for _, k := range s.Sources.Kinds() {
+		s.XDS.AddConfigs(k.Schema.GVK, k.Configs)
+	}
+	return nil
 }
 
 // configDir returns the folder served in file mode.
@@ -195,6 +216,9 @@ func (s *Server) shutdown() error {
 			_ = l.Close()
 		}
 		close(s.stop)
+		if s.XDS != nil {
+			s.XDS.Wait()
+		}
 		for i := len(s.cleanups) - 1; i >= 0; i-- {
 			s.cleanups[i]()
 		}

@@ -1,0 +1,184 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// fleet is N synthetic ADS clients, each on its own connection, watching
+// every VirtualService over state of the world or delta and ACKing every
+// response at once. A client counts a change as received when a response
+// carries the marker of the current operation, after it has sent its ACK.
+type fleet struct {
+	n       int
+	typeURL string
+	delta   bool
+
+	connected atomic.Int64
+	allUp     chan struct{}
+	errs      chan error
+
+	op atomic.Pointer[operation]
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// operation is one change being waited for.
+type operation struct {
+	marker   []byte
+	received atomic.Int64
+	done     chan struct{}
+}
+
+// newFleet connects n clients to addr, all at once, and returns when each
+// has its first response or one failed.
+func newFleet(addr, typeURL string, n int, delta bool) (*fleet, time.Duration, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &fleet{n: n, typeURL: typeURL, delta: delta, allUp: make(chan struct{}), errs: make(chan error, n), cancel: cancel}
+	start := time.Now()
+	for i := range n {
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			if err := f.run(ctx, addr, fmt.Sprintf("load-%d", i)); err != nil && ctx.Err() == nil {
+				f.errs <- err
+			}
+		}()
+	}
+	select {
+	case <-f.allUp:
+		return f, time.Since(start), nil
+	case err := <-f.errs:
+		f.close()
+		return nil, 0, err
+	case <-time.After(5 * time.Minute):
+		f.close()
+		return nil, 0, fmt.Errorf("only %d of %d clients connected within 5m", f.connected.Load(), n)
+	}
+}
+
+// expect starts waiting for a change carrying marker.
+func (f *fleet) expect(marker string) *operation {
+	op := &operation{marker: []byte(marker), done: make(chan struct{})}
+	f.op.Store(op)
+	return op
+}
+
+// wait blocks until every client received op, or fails.
+func (f *fleet) wait(op *operation, timeout time.Duration) error {
+	select {
+	case <-op.done:
+		return nil
+	case err := <-f.errs:
+		return err
+	case <-time.After(timeout):
+		return fmt.Errorf("%d of %d clients received the change within %s", op.received.Load(), f.n, timeout)
+	}
+}
+
+func (f *fleet) close() {
+	f.cancel()
+	f.wg.Wait()
+}
+
+// seen counts a client that received op.
+func (f *fleet) seen(op *operation) {
+	if op.received.Add(1) == int64(f.n) {
+		close(op.done)
+	}
+}
+
+func (f *fleet) up() {
+	if f.connected.Add(1) == int64(f.n) {
+		close(f.allUp)
+	}
+}
+
+func (f *fleet) run(ctx context.Context, addr, id string) error {
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithReadBufferSize(8<<10), grpc.WithWriteBufferSize(8<<10), grpc.WithSharedWriteBuffer(true))
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
+	ads := discoveryv3.NewAggregatedDiscoveryServiceClient(cc)
+	node := &corev3.Node{Id: id}
+	if f.delta {
+		return f.runDelta(ctx, ads, node)
+	}
+	return f.runSotW(ctx, ads, node)
+}
+
+func (f *fleet) runSotW(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient, node *corev3.Node) error {
+	s, err := ads.StreamAggregatedResources(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.Send(&discoveryv3.DiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNames: []string{"*"}}); err != nil {
+		return err
+	}
+	var last *operation
+	for first := true; ; first = false {
+		resp, err := s.Recv()
+		if err != nil {
+			return err
+		}
+		if err := s.Send(&discoveryv3.DiscoveryRequest{TypeUrl: resp.TypeUrl, VersionInfo: resp.VersionInfo, ResponseNonce: resp.Nonce, ResourceNames: []string{"*"}}); err != nil {
+			return err
+		}
+		if first {
+			f.up()
+		}
+		if op := f.op.Load(); op != nil && op != last {
+			for _, r := range resp.Resources {
+				if bytes.Contains(r.Value, op.marker) {
+					last = op
+					f.seen(op)
+					break
+				}
+			}
+		}
+	}
+}
+
+func (f *fleet) runDelta(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient, node *corev3.Node) error {
+	s, err := ads.DeltaAggregatedResources(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.Send(&discoveryv3.DeltaDiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNamesSubscribe: []string{"*"}}); err != nil {
+		return err
+	}
+	var last *operation
+	for first := true; ; first = false {
+		resp, err := s.Recv()
+		if err != nil {
+			return err
+		}
+		if err := s.Send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resp.TypeUrl, ResponseNonce: resp.Nonce}); err != nil {
+			return err
+		}
+		if first {
+			f.up()
+		}
+		if op := f.op.Load(); op != nil && op != last {
+			for _, r := range resp.Resources {
+				if bytes.Contains(r.GetResource().GetValue(), op.marker) {
+					last = op
+					f.seen(op)
+					break
+				}
+			}
+		}
+	}
+}

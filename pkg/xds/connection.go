@@ -40,7 +40,7 @@ type connection struct {
 	// mu by /debug/syncz?wait=.
 	synced atomic.Uint64
 	// send writes one response of the connection's protocol.
-	sotwSend  func(*sotwResponse) error
+	sotwSend  func(any) error // a *preEncoded
 	deltaSend func(*deltaResponse) error
 }
 

@@ -30,8 +30,9 @@ func FuzzRequests(f *testing.F) {
 		sotw := fuzzConnection(srv.Server, protocolSotW)
 		delta := fuzzConnection(srv.Server, protocolDelta)
 		var sent int
-		sotw.sotwSend = func(r *sotwResponse) error {
+		sotw.sotwSend = func(m any) error {
 			sent++
+			r := decodeSent(t, m)
 			if r.Nonce == "" || r.TypeUrl == "" {
 				t.Fatalf("malformed response %v", r)
 			}
@@ -66,4 +67,18 @@ func fuzzConnection(s *Server, protocol string) *connection {
 		id: "fuzz", proxy: newProxy(node("fuzz"), "", time.Now()), protocol: protocol,
 		ctx: context.Background(), srv: s, watches: map[string]*watchState{},
 	}
+}
+
+// decodeSent decodes what the server hands to gRPC, as a client would.
+func decodeSent(t *testing.T, m any) *discoveryv3.DiscoveryResponse {
+	t.Helper()
+	data, err := newCodec().Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r discoveryv3.DiscoveryResponse
+	if err := proto.Unmarshal(data.Materialize(), &r); err != nil {
+		t.Fatalf("the server sent bytes that are no DiscoveryResponse: %v", err)
+	}
+	return &r
 }

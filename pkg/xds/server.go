@@ -36,6 +36,7 @@ type Server struct {
 	feed       feed
 	queue      *pushQueue
 	ledger     *ledger
+	encoded    encodedCache
 	admit      *rate.Limiter
 	changes    chan *PushRequest
 
@@ -270,6 +271,7 @@ func (s *Server) snapshot() ([]*connection, uint64) {
 // grpcOptions are the server options shared by both listeners.
 func (s *Server) grpcOptions() ([]grpc.ServerOption, error) {
 	return []grpc.ServerOption{
+		grpc.ForceServerCodecV2(newCodec()),
 		grpc.MaxRecvMsgSize(s.opts.MaxRecvMessageSize),
 		grpc.MaxSendMsgSize(s.opts.MaxSendMessageSize),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: s.opts.KeepaliveTime, Timeout: s.opts.KeepaliveTimeout}),
@@ -281,6 +283,11 @@ func (s *Server) grpcOptions() ([]grpc.ServerOption, error) {
 		grpc.ReadBufferSize(4 << 10),
 		grpc.WriteBufferSize(16 << 10),
 		grpc.SharedWriteBuffer(true),
+		// Fixed flow-control windows turn off grpc-go's bandwidth
+		// estimation, which answers every ACK a client sends with a PING
+		// (a write and a read per ACK, on every connection).
+		grpc.InitialWindowSize(1<<20),
+		grpc.InitialConnWindowSize(1<<20),
 	}, nil
 }
 

@@ -9,10 +9,7 @@ import (
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/anypb"
 )
-
-type sotwResponse = discoveryv3.DiscoveryResponse
 
 // StreamAggregatedResources serves a state-of-the-world ADS stream.
 func (s *Server) StreamAggregatedResources(stream grpc.BidiStreamingServer[discoveryv3.DiscoveryRequest, discoveryv3.DiscoveryResponse]) error {
@@ -25,7 +22,7 @@ func (s *Server) StreamAggregatedResources(stream grpc.BidiStreamingServer[disco
 		return err
 	}
 	defer done()
-	c.sotwSend = stream.Send
+	c.sotwSend = stream.SendMsg
 	for req := first; ; {
 		if err := c.handleSotW(req); err != nil {
 			return err
@@ -136,13 +133,13 @@ func (c *connection) respondSotW(w *watchState, resources []*Resource, req *Push
 	if !force && w.sent.Nonce != "" && (version == w.sent.Version || version == w.nackedVersion) {
 		return nil
 	}
-	bodies := make([]*anypb.Any, len(resources))
-	for i, r := range resources {
-		bodies[i] = r.body
+	body, err := c.srv.encoded.get(w.TypeURL, version, resources)
+	if err != nil {
+		c.srv.log.Error("xds: nothing sent", "connection", c.id, "error", err)
+		return nil
 	}
 	nonce := c.nextNonce()
-	resp := &discoveryv3.DiscoveryResponse{VersionInfo: version, TypeUrl: w.TypeURL, Nonce: nonce, Resources: bodies}
-	if err := c.sotwSend(resp); err != nil {
+	if err := c.sotwSend(&preEncoded{body: body, nonce: nonce}); err != nil {
 		return err
 	}
 	c.recordSent(w, nonce, version, req.Generation, len(resources), req.Start)

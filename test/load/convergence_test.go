@@ -73,6 +73,7 @@ func runConvergence(b *testing.B, mode string, delta bool, n int) {
 	}
 	defer f.close()
 	connected := serverStats(b, d)
+	stopProfiles := saveProfiles(b, d, fmt.Sprintf("%s-%v-%d", mode, delta, n))
 
 	var latencies []time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -86,6 +87,7 @@ func runConvergence(b *testing.B, mode string, delta bool, n int) {
 		latencies = append(latencies, time.Since(start))
 	}
 	b.StopTimer()
+	stopProfiles()
 	after := serverStats(b, d)
 	slices.Sort(latencies)
 	b.ReportMetric(percentile(latencies, 50).Seconds(), "p50-s")
@@ -104,6 +106,36 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	}
 	i := (len(sorted)*p + 99) / 100
 	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+// profileDirEnv names a folder where the daemon's heap profile (after the
+// clients connected) and CPU profile (during the ops) are saved, to see
+// where the time and memory go.
+const profileDirEnv = "MESHCP_LOAD_PROFILES"
+
+// saveProfiles saves the profiles when profileDirEnv is set; the returned
+// function waits for the CPU profile.
+func saveProfiles(b *testing.B, d *e2e.Daemon, name string) func() {
+	dir := os.Getenv(profileDirEnv)
+	if dir == "" {
+		return func() {}
+	}
+	save := func(path, file string) {
+		_, body, err := d.Get(path)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name+"-"+file), body, 0o644)
+		}
+		if err != nil {
+			b.Logf("saving %s: %v", path, err)
+		}
+	}
+	save("/debug/pprof/heap", "heap.pprof")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		save("/debug/pprof/profile?seconds=8", "cpu.pprof")
+	}()
+	return func() { <-done }
 }
 
 // stats are read from the daemon's own metrics.

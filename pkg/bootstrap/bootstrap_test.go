@@ -200,6 +200,10 @@ func TestBadOptions(t *testing.T) {
 		{"log level", func(o *bootstrap.Options) { o.LogLevel = "krt=loud" }, "want debug, info, warn or error"},
 		{"missing folder", func(o *bootstrap.Options) { o.ConfigDir = "/nonexistent/meshcp" }, "/nonexistent/meshcp"},
 		{"bad kubeconfig", func(o *bootstrap.Options) { o.Kubeconfig = "/nonexistent/kubeconfig" }, "reading kubeconfig /nonexistent/kubeconfig"},
+		{"xds certificate without key", func(o *bootstrap.Options) { o.XDS.TLSCertFile = "cert.pem" }, "--xds-tls-cert and --xds-tls-key go together"},
+		{"xds missing certificate", func(o *bootstrap.Options) {
+			o.XDS.TLSAddr, o.XDS.TLSCertFile, o.XDS.TLSKeyFile = "127.0.0.1:0", "/nonexistent/cert.pem", "/nonexistent/key.pem"
+		}, "loading /nonexistent/cert.pem"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := bootstrap.DefaultOptions()

@@ -39,6 +39,7 @@ type Server struct {
 	encoded    encodedCache
 	admit      *rate.Limiter
 	changes    chan *PushRequest
+	stop       <-chan struct{}
 
 	mu          sync.Mutex
 	generation  uint64
@@ -99,12 +100,19 @@ func (s *Server) AddConfigs(gvk config.GroupVersionKind, c krt.Collection[config
 func (s *Server) Generators() *Generators { return s.generators }
 
 // Push asks for a push of changes that did not come through AddConfigs
-// (such as the service registry's). It is debounced with the rest.
+// (such as the service registry's). It is debounced with the rest, and
+// dropped once the server stopped.
 func (s *Server) Push(req *PushRequest) {
 	if req.Start.IsZero() {
 		req.Start = time.Now()
 	}
-	s.changes <- req
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	select {
+	case s.changes <- req:
+	case <-stop: // nil before Start: the request waits in the buffer
+	}
 }
 
 // Start starts the feeds, the push pipeline and the listeners; it returns
@@ -116,6 +124,7 @@ func (s *Server) Start(stop <-chan struct{}) error {
 		return errors.New("xds: server started twice")
 	}
 	s.started = true
+	s.stop = stop
 	s.mu.Unlock()
 
 	grpcOpts, err := s.grpcOptions()
@@ -286,8 +295,8 @@ func (s *Server) grpcOptions() ([]grpc.ServerOption, error) {
 		// Fixed flow-control windows turn off grpc-go's bandwidth
 		// estimation, which answers every ACK a client sends with a PING
 		// (a write and a read per ACK, on every connection).
-		grpc.InitialWindowSize(1<<20),
-		grpc.InitialConnWindowSize(1<<20),
+		grpc.InitialWindowSize(1 << 20),
+		grpc.InitialConnWindowSize(1 << 20),
 	}, nil
 }
 

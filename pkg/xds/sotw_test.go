@@ -205,6 +205,22 @@ func TestStreamsRefused(t *testing.T) {
 	}
 }
 
+func TestOversizedRequestIsRefused(t *testing.T) {
+	srv := startServer(t, bookinfo(), func(o *Options) { o.MaxRecvMessageSize = 1024 })
+	cc := dial(t, srv.Addr())
+	s := openSotW(t, cc)
+	s.send(&discoveryv3.DiscoveryRequest{Node: node("big"), TypeUrl: vsType, ResourceNames: []string{strings.Repeat("x", 2000)}})
+	if st, _ := status.FromError(s.closed()); st.Code() != codes.ResourceExhausted {
+		t.Errorf("an oversized request ended the stream with %v, want ResourceExhausted", st)
+	}
+	// Other streams are served as before.
+	ok := openSotW(t, cc)
+	ok.send(&discoveryv3.DiscoveryRequest{Node: node("small"), TypeUrl: vsType})
+	if len(ok.recv().Resources) != 3 {
+		t.Error("a normal client got nothing after an oversized request")
+	}
+}
+
 func TestUnknownTypeGetsAnEmptyAnswer(t *testing.T) {
 	srv := startServer(t, bookinfo(), nil)
 	s := openSotW(t, dial(t, srv.Addr()))

@@ -26,8 +26,12 @@ type connectionSync struct {
 	ConnectedAt time.Time  `json:"connectedAt"`
 	// SyncedGeneration is the generation up to which the client has ACKed
 	// every change pushed to it.
-	SyncedGeneration uint64     `json:"syncedGeneration"`
-	Types            []typeSync `json:"types,omitempty"`
+	SyncedGeneration uint64 `json:"syncedGeneration"`
+	// Busy is set when the connection was in the middle of a send (a
+	// client not reading) for longer than syncz waits; its types are left
+	// out then.
+	Busy  bool       `json:"busy,omitempty"`
+	Types []typeSync `json:"types,omitempty"`
 }
 
 type typeSync struct {
@@ -128,8 +132,12 @@ func (s *Server) syncedTo(gen uint64) waitResult {
 	return res
 }
 
-// status describes a connection; withTypes adds its watches (it then waits
-// for the connection's lock).
+// statusLockWait bounds how long syncz waits for a connection that is
+// sending.
+const statusLockWait = time.Second
+
+// status describes a connection; withTypes adds its watches, waiting at
+// most statusLockWait for a connection in the middle of a send.
 func (c *connection) status(withTypes bool) connectionSync {
 	out := connectionSync{
 		ID: c.id, NodeID: c.proxy.ID, Kind: c.proxy.Kind, Protocol: c.protocol, Peer: c.proxy.Peer,
@@ -138,7 +146,14 @@ func (c *connection) status(withTypes bool) connectionSync {
 	if !withTypes {
 		return out
 	}
-	c.mu.Lock()
+	deadline := time.Now().Add(statusLockWait)
+	for !c.mu.TryLock() {
+		if time.Now().After(deadline) {
+			out.Busy = true
+			return out
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	defer c.mu.Unlock()
 	for _, typeURL := range c.types {
 		w := c.watches[typeURL]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,8 +106,12 @@ func (f *fleet) up() {
 }
 
 func (f *fleet) run(ctx context.Context, addr, id string) error {
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithReadBufferSize(8<<10), grpc.WithWriteBufferSize(8<<10), grpc.WithSharedWriteBuffer(true))
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithReadBufferSize(8 << 10), grpc.WithWriteBufferSize(8 << 10), grpc.WithSharedWriteBuffer(true)}
+	if os.Getenv("LOAD_STATIC_WINDOW") != "" {
+		opts = append(opts, grpc.WithInitialWindowSize(1<<20), grpc.WithInitialConnWindowSize(1<<20))
+	}
+	cc, err := grpc.NewClient("passthrough:///"+addr, opts...)
 	if err != nil {
 		return err
 	}

@@ -67,13 +67,16 @@ type writer interface {
 func runConvergence(b *testing.B, mode string, delta bool, n int) {
 	d, w := startDaemon(b, mode)
 	base := serverStats(b, d)
+	name := fmt.Sprintf("%s-%v-%d", mode, delta, n)
+	connectProfile := saveProfiles(b, d, name+"-connect", false)
 	f, connect, err := newFleet(d.Addrs["xds"], vsType, n, delta)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer f.close()
+	connectProfile()
 	connected := serverStats(b, d)
-	stopProfiles := saveProfiles(b, d, fmt.Sprintf("%s-%v-%d", mode, delta, n))
+	stopProfiles := saveProfiles(b, d, name, true)
 
 	var latencies []time.Duration
 	for i := 0; b.Loop(); i++ {
@@ -109,13 +112,13 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 }
 
 // profileDirEnv names a folder where the daemon's heap profile (after the
-// clients connected) and CPU profile (during the ops) are saved, to see
-// where the time and memory go.
+// clients connected) and CPU profiles (while they connect, and during the
+// ops) are saved, to see where the time and memory go.
 const profileDirEnv = "MESHCP_LOAD_PROFILES"
 
 // saveProfiles saves the profiles when profileDirEnv is set; the returned
 // function waits for the CPU profile.
-func saveProfiles(b *testing.B, d *e2e.Daemon, name string) func() {
+func saveProfiles(b *testing.B, d *e2e.Daemon, name string, heap bool) func() {
 	dir := os.Getenv(profileDirEnv)
 	if dir == "" {
 		return func() {}
@@ -129,12 +132,15 @@ func saveProfiles(b *testing.B, d *e2e.Daemon, name string) func() {
 			b.Logf("saving %s: %v", path, err)
 		}
 	}
-	save("/debug/pprof/heap", "heap.pprof")
+	if heap {
+		save("/debug/pprof/heap", "heap.pprof")
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		save("/debug/pprof/profile?seconds=8", "cpu.pprof")
+		save("/debug/pprof/profile?seconds=5", "cpu.pprof")
 	}()
+	time.Sleep(100 * time.Millisecond) // let the profile start
 	return func() { <-done }
 }
 
@@ -145,8 +151,12 @@ type stats struct{ cpu, heap, stack float64 }
 // and reads its CPU seconds, heap in use and stack in use.
 func serverStats(b *testing.B, d *e2e.Daemon) stats {
 	b.Helper()
-	if status, _, err := d.Get("/debug/pprof/heap?gc=1"); err != nil || status != http.StatusOK {
-		b.Fatalf("forcing a GC: %d %v", status, err)
+	// Twice: the first GC moves sync.Pool caches aside, the second frees
+	// them, so what remains is what connections hold.
+	for range 2 {
+		if status, _, err := d.Get("/debug/pprof/heap?gc=1"); err != nil || status != http.StatusOK {
+			b.Fatalf("forcing a GC: %d %v", status, err)
+		}
 	}
 	resp, err := http.Get(d.MetricsURL())
 	if err != nil {

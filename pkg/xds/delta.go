@@ -13,24 +13,7 @@ type deltaResponse = discoveryv3.DeltaDiscoveryResponse
 
 // DeltaAggregatedResources serves an incremental (delta) ADS stream.
 func (s *Server) DeltaAggregatedResources(stream grpc.BidiStreamingServer[discoveryv3.DeltaDiscoveryRequest, discoveryv3.DeltaDiscoveryResponse]) error {
-	first, err := stream.Recv()
-	if err != nil {
-		return recvError(err)
-	}
-	c, done, err := s.openConnection(stream.Context(), protocolDelta, first.GetNode())
-	if err != nil {
-		return err
-	}
-	defer done()
-	c.deltaSend = stream.Send
-	for req := first; ; {
-		if err := c.handleDelta(req); err != nil {
-			return err
-		}
-		if req, err = stream.Recv(); err != nil {
-			return recvError(err)
-		}
-	}
+	return serveStream(s, stream, protocolDelta, func(c *connection) { c.deltaSend = stream.Send }, (*connection).handleDelta)
 }
 
 // handleDelta applies one request of a delta stream.

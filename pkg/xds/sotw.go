@@ -1,58 +1,15 @@
 package xds
 
 import (
-	"errors"
-	"fmt"
-	"io"
 	"slices"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 )
 
 // StreamAggregatedResources serves a state-of-the-world ADS stream.
 func (s *Server) StreamAggregatedResources(stream grpc.BidiStreamingServer[discoveryv3.DiscoveryRequest, discoveryv3.DiscoveryResponse]) error {
-	first, err := stream.Recv()
-	if err != nil {
-		return recvError(err)
-	}
-	c, done, err := s.openConnection(stream.Context(), protocolSotW, first.GetNode())
-	if err != nil {
-		return err
-	}
-	defer done()
-	c.sotwSend = stream.SendMsg
-	for req := first; ; {
-		if err := c.handleSotW(req); err != nil {
-			return err
-		}
-		if req, err = stream.Recv(); err != nil {
-			return recvError(err)
-		}
-	}
-}
-
-// nackMessage is the error of a NACK, "" for an ACK. A NACK without a
-// message is still a NACK.
-func nackMessage(st *rpcstatus.Status) string {
-	switch {
-	case st == nil:
-		return ""
-	case st.GetMessage() == "":
-		return fmt.Sprintf("rejected (code %d, no message)", st.GetCode())
-	default:
-		return st.GetMessage()
-	}
-}
-
-// recvError is what a stream returns when reading fails: nothing for a
-// client that closed its side.
-func recvError(err error) error {
-	if errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
+	return serveStream(s, stream, protocolSotW, func(c *connection) { c.sotwSend = stream.SendMsg }, (*connection).handleSotW)
 }
 
 // handleSotW applies one request of a state-of-the-world stream.

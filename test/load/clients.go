@@ -129,31 +129,14 @@ func (f *fleet) runSotW(ctx context.Context, ads discoveryv3.AggregatedDiscovery
 	if err != nil {
 		return err
 	}
-	if err := s.Send(&discoveryv3.DiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNames: []string{"*"}}); err != nil {
-		return err
-	}
-	var last *operation
-	for first := true; ; first = false {
-		resp, err := s.Recv()
-		if err != nil {
-			return err
-		}
-		if err := s.Send(&discoveryv3.DiscoveryRequest{TypeUrl: resp.TypeUrl, VersionInfo: resp.VersionInfo, ResponseNonce: resp.Nonce, ResourceNames: []string{"*"}}); err != nil {
-			return err
-		}
-		if first {
-			f.up()
-		}
-		if op := f.op.Load(); op != nil && op != last {
-			for _, r := range resp.Resources {
-				if bytes.Contains(r.Value, op.marker) {
-					last = op
-					f.seen(op)
-					break
-				}
+	return watch(f, s, &discoveryv3.DiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNames: []string{"*"}},
+		func(resp *discoveryv3.DiscoveryResponse) (*discoveryv3.DiscoveryRequest, [][]byte) {
+			values := make([][]byte, len(resp.Resources))
+			for i, r := range resp.Resources {
+				values[i] = r.Value
 			}
-		}
-	}
+			return &discoveryv3.DiscoveryRequest{TypeUrl: resp.TypeUrl, VersionInfo: resp.VersionInfo, ResponseNonce: resp.Nonce, ResourceNames: []string{"*"}}, values
+		})
 }
 
 func (f *fleet) runDelta(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient, node *corev3.Node) error {
@@ -161,7 +144,21 @@ func (f *fleet) runDelta(ctx context.Context, ads discoveryv3.AggregatedDiscover
 	if err != nil {
 		return err
 	}
-	if err := s.Send(&discoveryv3.DeltaDiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNamesSubscribe: []string{"*"}}); err != nil {
+	return watch(f, s, &discoveryv3.DeltaDiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNamesSubscribe: []string{"*"}},
+		func(resp *discoveryv3.DeltaDiscoveryResponse) (*discoveryv3.DeltaDiscoveryRequest, [][]byte) {
+			values := make([][]byte, len(resp.Resources))
+			for i, r := range resp.Resources {
+				values[i] = r.GetResource().GetValue()
+			}
+			return &discoveryv3.DeltaDiscoveryRequest{TypeUrl: resp.TypeUrl, ResponseNonce: resp.Nonce}, values
+		})
+}
+
+// watch runs one client's stream of either protocol: subscribe, then ACK
+// every response (ack builds the ACK and lists the resources' bytes) and
+// count the current operation when a response carries its marker.
+func watch[Req, Resp any](f *fleet, s grpc.BidiStreamingClient[Req, Resp], subscribe *Req, ack func(*Resp) (*Req, [][]byte)) error {
+	if err := s.Send(subscribe); err != nil {
 		return err
 	}
 	var last *operation
@@ -170,15 +167,16 @@ func (f *fleet) runDelta(ctx context.Context, ads discoveryv3.AggregatedDiscover
 		if err != nil {
 			return err
 		}
-		if err := s.Send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: resp.TypeUrl, ResponseNonce: resp.Nonce}); err != nil {
+		req, values := ack(resp)
+		if err := s.Send(req); err != nil {
 			return err
 		}
 		if first {
 			f.up()
 		}
 		if op := f.op.Load(); op != nil && op != last {
-			for _, r := range resp.Resources {
-				if bytes.Contains(r.GetResource().GetValue(), op.marker) {
+			for _, v := range values {
+				if bytes.Contains(v, op.marker) {
 					last = op
 					f.seen(op)
 					break

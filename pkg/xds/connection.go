@@ -10,6 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // Protocols of a connection.
@@ -56,9 +59,6 @@ type watchState struct {
 	sent  sentRecord
 	acked ackRecord
 	nack  *nackRecord
-	// nackedVersion is the version (SotW) the client refused; the same
-	// content is not sent again.
-	nackedVersion string
 	// syncedThrough is the generation up to which the client held every
 	// pushed change of this type, before the response now outstanding.
 	syncedThrough uint64
@@ -93,16 +93,25 @@ type nackRecord struct {
 // caughtUp reports whether the client answered the last response.
 func (w *watchState) caughtUp() bool { return w.sent.Nonce == "" || w.acked.Nonce == w.sent.Nonce }
 
+// maxTypesPerConnection bounds the type URLs one stream may watch, so a
+// client cannot grow the server's memory by inventing type URLs.
+const maxTypesPerConnection = 64
+
+var errTooManyTypes = status.Errorf(codes.InvalidArgument, "xds: a stream may watch at most %d type URLs", maxTypesPerConnection)
+
 // watch returns the state of a type URL, creating it.
-func (c *connection) watch(typeURL string) (*watchState, bool) {
+func (c *connection) watch(typeURL string) (*watchState, bool, error) {
 	if w, ok := c.watches[typeURL]; ok {
-		return w, false
+		return w, false, nil
+	}
+	if len(c.watches) >= maxTypesPerConnection {
+		return nil, false, errTooManyTypes
 	}
 	w := &watchState{Watch: Watch{TypeURL: typeURL, Names: map[string]struct{}{}}}
 	c.watches[typeURL] = w
 	c.types = append(c.types, typeURL)
 	slices.SortFunc(c.types, comparePushOrder)
-	return w, true
+	return w, true, nil
 }
 
 // nextNonce returns a nonce unique on this stream.
@@ -126,7 +135,6 @@ func (c *connection) recordAnswer(w *watchState, version string, errorDetail str
 	now := time.Now()
 	if errorDetail != "" {
 		w.nack = &nackRecord{Nonce: w.sent.Nonce, Version: w.sent.Version, Error: errorDetail, At: now}
-		w.nackedVersion = w.sent.Version
 		c.srv.metrics.nacks.WithLabelValues(c.srv.typeLabel(w.TypeURL)).Inc()
 		c.srv.log.Warn("xds: client rejected a response (NACK)", "node", c.proxy.ID, "connection", c.id, "type", w.TypeURL,
 			"nonce", w.sent.Nonce, "version", w.sent.Version, "error", errorDetail)

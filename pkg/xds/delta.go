@@ -35,7 +35,10 @@ func (c *connection) handleDelta(req *discoveryv3.DeltaDiscoveryRequest) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.publish()
-	w, created := c.watch(typeURL)
+	w, created, err := c.watch(typeURL)
+	if err != nil {
+		return err
+	}
 	if nonce := req.GetResponseNonce(); nonce != "" && !created {
 		if nonce == w.sent.Nonce {
 			c.recordAnswer(w, w.sent.Version, nackMessage(req.GetErrorDetail()))

@@ -146,7 +146,11 @@ func TestDeltaNackAndStaleNonce(t *testing.T) {
 	s.send(&discoveryv3.DeltaDiscoveryRequest{Node: node("d"), TypeUrl: vsType, ResourceNamesSubscribe: []string{"bookinfo/reviews"}})
 	first := s.recv()
 	s.send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: vsType, ResponseNonce: first.Nonce, ErrorDetail: &rpcstatus.Status{Code: int32(codes.InvalidArgument), Message: "nope"}})
-	// The NACKed resource is not sent again by a later subscription change.
+	// Neither a push that changes nothing nor a later subscription change
+	// sends the NACKed resource again.
+	gen := srv.currentGeneration()
+	srv.Push(&PushRequest{Full: true})
+	waitForPush(t, srv, gen+1)
 	s.send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: vsType, ResourceNamesSubscribe: []string{"shop/cart"}})
 	second := s.recv()
 	if got := decodeDelta(t, second.Resources); keys(got) != "[shop/cart]" {

@@ -274,3 +274,15 @@ func bodiesOf(list []*Resource) []*anypb.Any {
 	}
 	return out
 }
+
+// waitForPush waits until the server pushed generation gen.
+func waitForPush(t *testing.T, srv *testServer, gen uint64) {
+	t.Helper()
+	deadline := time.Now().Add(recvTimeout)
+	for srv.currentGeneration() < gen {
+		if time.Now().After(deadline) {
+			t.Fatalf("generation %d was never pushed", gen)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -30,7 +30,10 @@ func (c *connection) handleSotW(req *discoveryv3.DiscoveryRequest) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.publish()
-	w, created := c.watch(typeURL)
+	w, created, err := c.watch(typeURL)
+	if err != nil {
+		return err
+	}
 	nonce := req.GetResponseNonce()
 	switch {
 	case nonce == "" || created:
@@ -83,11 +86,12 @@ func sameNames(a, b map[string]struct{}) bool {
 }
 
 // respondSotW sends the full set of resources the watch covers, unless it
-// is the set last sent or the set the client refused (force sends it
-// anyway, to answer a request).
+// is the set last sent, whether the client ACKed or NACKed it: a NACKed
+// config is not sent again, only a changed one (force sends it anyway, to
+// answer a request).
 func (c *connection) respondSotW(w *watchState, resources []*Resource, req *PushRequest, force bool) error {
 	version := versionOf(resources)
-	if !force && w.sent.Nonce != "" && (version == w.sent.Version || version == w.nackedVersion) {
+	if !force && w.sent.Nonce != "" && version == w.sent.Version {
 		return nil
 	}
 	body, err := c.srv.encoded.get(w.TypeURL, version, resources)

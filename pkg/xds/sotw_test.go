@@ -2,10 +2,12 @@ package xds
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
@@ -111,6 +113,12 @@ func TestSotWNackIsRecordedAndNotAnsweredWithTheSameConfig(t *testing.T) {
 	resp := s.recv()
 	s.send(&discoveryv3.DiscoveryRequest{TypeUrl: vsType, ResponseNonce: resp.Nonce, ErrorDetail: &rpcstatus.Status{Code: int32(codes.InvalidArgument), Message: "reviews: bad host"}})
 	sentinel(t, s, "example.com/Unknown1")
+	// A push that changes nothing the client watches does not resend the
+	// config it refused.
+	gen := srv.currentGeneration()
+	srv.Push(&PushRequest{Full: true})
+	waitForPush(t, srv, gen+1)
+	sentinel(t, s, "example.com/Unknown1b")
 
 	var dump syncz
 	getJSON(t, srv, "/debug/syncz?node=nacker", &dump)
@@ -202,6 +210,28 @@ func TestStreamsRefused(t *testing.T) {
 	d.send(&discoveryv3.DeltaDiscoveryRequest{TypeUrl: vsType})
 	if st, _ := status.FromError(d.closed()); st.Code() != codes.InvalidArgument {
 		t.Errorf("delta without node: %v", st)
+	}
+}
+
+func TestTooManyTypesEndTheStream(t *testing.T) {
+	srv := startServer(t, nil, nil)
+	s := openSotW(t, dial(t, srv.Addr()))
+	s.send(&discoveryv3.DiscoveryRequest{Node: node("greedy"), TypeUrl: "example.com/0"})
+	var err error
+	for i := 0; err == nil; i++ {
+		select {
+		case err = <-s.err:
+		case <-s.got:
+			s.send(&discoveryv3.DiscoveryRequest{TypeUrl: fmt.Sprintf("example.com/%d", i+1)})
+		case <-time.After(recvTimeout):
+			t.Fatal("the stream neither answered nor ended")
+		}
+		if i > 2*maxTypesPerConnection {
+			t.Fatal("no limit on the type URLs of a stream")
+		}
+	}
+	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "at most") {
+		t.Errorf("stream ended with %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -220,6 +221,25 @@ spec:
 		t.Errorf("/debug/syncz does not show the client's ACK:\n%s", truncate(body, 3000))
 	}
 	cli.wait(t, "bookinfo/details")
+
+	// The ACKs of the pushes are timed from the change.
+	_, metrics, err := httpGet(d.MetricsURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`meshcp_xds_change_to_ack_seconds_count\{type="networking.istio.io/v1/VirtualService"\} [1-9]`).Match(metrics) {
+		t.Errorf("no change-to-ACK samples in the metrics:\n%s", grepLines(metrics, "meshcp_xds"))
+	}
+}
+
+func grepLines(b []byte, substr string) string {
+	var out []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // watchCLI is `controlplane xds watch` running beside a test.

@@ -207,9 +207,9 @@ func (s *Server) pushAll(req *PushRequest) {
 	s.ledger.notify()
 }
 
-// openConnection admits a new stream whose first request named node, and
-// registers it; done unregisters it.
-func (s *Server) openConnection(ctx context.Context, protocol string, node *corev3.Node) (*connection, func(), error) {
+// openConnection admits a new stream whose first request named node, lets
+// bind give it its send function, and registers it; done unregisters it.
+func (s *Server) openConnection(ctx context.Context, protocol string, node *corev3.Node, bind func(*connection)) (*connection, func(), error) {
 	if node.GetId() == "" {
 		s.metrics.refused.WithLabelValues("no-node-id").Inc()
 		return nil, nil, status.Error(codes.InvalidArgument, "xds: the first request of a stream must carry node.id")
@@ -237,6 +237,7 @@ func (s *Server) openConnection(ctx context.Context, protocol string, node *core
 		srv:      s,
 		watches:  map[string]*watchState{},
 	}
+	bind(c)
 	s.mu.Lock()
 	s.connSeq++
 	c.id = node.GetId() + "-" + strconv.FormatUint(s.connSeq, 10)

@@ -24,12 +24,11 @@ func serveStream[Req, Resp any, P nodeRequest[Req]](s *Server, stream grpc.BidiS
 	if err != nil {
 		return recvError(err)
 	}
-	c, done, err := s.openConnection(stream.Context(), protocol, P(first).GetNode())
+	c, done, err := s.openConnection(stream.Context(), protocol, P(first).GetNode(), bind)
 	if err != nil {
 		return err
 	}
 	defer done()
-	bind(c)
 	for req := first; ; {
 		if err := handle(c, P(req)); err != nil {
 			return err

@@ -87,11 +87,17 @@ func Watch(ctx context.Context, o Options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The stream ends when ctx does, but does not carry its deadline to
+	// the server, so that it is always ctx that ended first and a timeout
+	// reads as one, not as a stream error.
+	streamCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
 	var w watcher
 	if o.Delta {
-		w, err = startDelta(ctx, ads, node, o)
+		w, err = startDelta(streamCtx, ads, node, o)
 	} else {
-		w, err = startSotW(ctx, ads, node, o)
+		w, err = startSotW(streamCtx, ads, node, o)
 	}
 	if err != nil {
 		return fmt.Errorf("xds watch: opening the stream to %s: %w", o.Addr, err)

@@ -1,8 +1,8 @@
 // Package bootstrap assembles the daemon: it reads configuration (from a
 // folder or from the API server) and the mesh config into the krt graph,
-// and serves the graph for debugging (/debug/krtz, /debug/configz,
-// /debug/mesh), readiness (/ready), liveness (/healthz), profiles (pprof)
-// and metrics. The command in cmd/controlplane parses flags into Options
+// serves every accepted kind over xDS (package xds), and serves the graph
+// for debugging (/debug/krtz, /debug/configz, /debug/syncz, /debug/mesh),
+// readiness (/ready), liveness (/healthz), profiles (pprof) and metrics. The command in cmd/controlplane parses flags into Options
 // and calls Start.
 package bootstrap
 

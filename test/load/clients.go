@@ -15,6 +15,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
+// clientBDPEnv, set to anything, makes the synthetic clients grpc-go
+// clients with default settings, which probe the bandwidth with a PING
+// after data arrives (so every push costs the server a PING ACK too).
+// Unset, they keep fixed flow-control windows as Envoy does.
+const clientBDPEnv = "MESHCP_LOAD_CLIENT_BDP"
+
 // fleet is N synthetic ADS clients, each on its own connection, watching
 // every VirtualService over state of the world or delta and ACKing every
 // response at once. A client counts a change as received when a response
@@ -108,7 +114,9 @@ func (f *fleet) up() {
 func (f *fleet) run(ctx context.Context, addr, id string) error {
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithReadBufferSize(8 << 10), grpc.WithWriteBufferSize(8 << 10), grpc.WithSharedWriteBuffer(true)}
-	if os.Getenv("LOAD_STATIC_WINDOW") != "" {
+	if os.Getenv(clientBDPEnv) == "" {
+		// Fixed windows, as Envoy keeps them: no bandwidth-probing PINGs
+		// (grpc-go's default) for the server to answer on every push.
 		opts = append(opts, grpc.WithInitialWindowSize(1<<20), grpc.WithInitialConnWindowSize(1<<20))
 	}
 	cc, err := grpc.NewClient("passthrough:///"+addr, opts...)

@@ -103,6 +103,7 @@ func runConvergence(b *testing.B, mode string, delta bool, n int) {
 	b.ReportMetric(percentile(latencies, 99).Seconds(), "p99-s")
 	b.ReportMetric(connect.Seconds(), "connect-s")
 	b.ReportMetric((after.cpu-connected.cpu)/float64(len(latencies)), "server-cpu-s/op")
+	b.ReportMetric((after.generation-connected.generation)/float64(len(latencies)), "pushes/op")
 	b.ReportMetric(connected.cpu-base.cpu, "connect-cpu-s")
 	b.ReportMetric(clientsConnect, "clients-connect-cpu-s")
 	b.ReportMetric(clientsOps/float64(len(latencies)), "clients-cpu-s/op")
@@ -153,7 +154,7 @@ func saveProfiles(b *testing.B, d *e2e.Daemon, name string, heap bool) func() {
 }
 
 // stats are read from the daemon's own metrics.
-type stats struct{ cpu, heap, stack float64 }
+type stats struct{ cpu, heap, stack, generation float64 }
 
 // serverStats forces a GC in the daemon (through pprof's heap endpoint)
 // and reads its CPU seconds, heap in use and stack in use.
@@ -189,6 +190,8 @@ func serverStats(b *testing.B, d *e2e.Daemon) stats {
 			s.heap = v
 		case "go_memstats_stack_inuse_bytes":
 			s.stack = v
+		case "meshcp_xds_push_generation":
+			s.generation = v
 		}
 	}
 	return s

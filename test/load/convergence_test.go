@@ -82,13 +82,14 @@ func runConvergence(b *testing.B, mode string, delta bool, n int) {
 	connected := serverStats(b, d)
 	stopProfiles := saveProfiles(b, d, name, true)
 
-	var latencies []time.Duration
+	var latencies, writes []time.Duration
 	clientsBefore = selfCPU(b)
 	for i := 0; b.Loop(); i++ {
 		marker := fmt.Sprintf("op-%06d", i)
 		op := f.expect(marker)
 		start := time.Now()
 		w.write(b, marker)
+		writes = append(writes, time.Since(start))
 		if err := f.wait(op, opTimeout); err != nil {
 			b.Fatalf("op %d: %v", i, err)
 		}
@@ -99,8 +100,10 @@ func runConvergence(b *testing.B, mode string, delta bool, n int) {
 	stopProfiles()
 	after := serverStats(b, d)
 	slices.Sort(latencies)
+	slices.Sort(writes)
 	b.ReportMetric(percentile(latencies, 50).Seconds(), "p50-s")
 	b.ReportMetric(percentile(latencies, 99).Seconds(), "p99-s")
+	b.ReportMetric(percentile(writes, 50).Seconds(), "write-p50-s")
 	b.ReportMetric(connect.Seconds(), "connect-s")
 	b.ReportMetric((after.cpu-connected.cpu)/float64(len(latencies)), "server-cpu-s/op")
 	b.ReportMetric((after.generation-connected.generation)/float64(len(latencies)), "pushes/op")
@@ -208,7 +211,7 @@ func startDaemon(b *testing.B, mode string) (*e2e.Daemon, writer) {
 		for i := range virtualServices {
 			w.writeVS(b, i, "initial")
 		}
-		d := e2e.StartDaemon(b, "--config-dir", dir, "--log-level", "warn,bootstrap=info")
+		d := e2e.StartDaemon(b, append([]string{"--config-dir", dir, "--log-level", "warn,bootstrap=info"}, daemonArgs()...)...)
 		d.WaitReady()
 		return d, w
 	}
@@ -227,10 +230,16 @@ func startDaemon(b *testing.B, mode string) (*e2e.Daemon, writer) {
 			w.current = vs
 		}
 	}
-	d := e2e.StartDaemon(b, "--kubeconfig", c.KubeconfigPath, "--log-level", "warn,bootstrap=info")
+	d := e2e.StartDaemon(b, append([]string{"--kubeconfig", c.KubeconfigPath, "--log-level", "warn,bootstrap=info"}, daemonArgs()...)...)
 	d.WaitReady()
 	return d, w
 }
+
+// daemonArgsEnv adds flags to the daemon's command line, to measure other
+// settings (for example "--push-concurrency=10 --push-debounce=50ms").
+const daemonArgsEnv = "MESHCP_LOAD_DAEMON_ARGS"
+
+func daemonArgs() []string { return strings.Fields(os.Getenv(daemonArgsEnv)) }
 
 func virtualService(i int, marker string) *istionetworkingv1.VirtualService {
 	host := fmt.Sprintf("svc-%d.%s.svc.cluster.local", i, namespace)

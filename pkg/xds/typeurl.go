@@ -3,6 +3,8 @@ package xds
 import (
 	"slices"
 	"strings"
+
+	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
 // Type URLs of the Envoy resources, in the order a push sends them: clusters
@@ -10,10 +12,10 @@ import (
 // that a client never holds a reference to something it has not received
 // (Envoy's "make before break" order).
 const (
-	ClusterType  = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-	EndpointType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
-	ListenerType = "type.googleapis.com/envoy.config.listener.v3.Listener"
-	RouteType    = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+	ClusterType  = resourcev3.ClusterType
+	EndpointType = resourcev3.EndpointType
+	ListenerType = resourcev3.ListenerType
+	RouteType    = resourcev3.RouteType
 )
 
 // envoyOrder ranks the Envoy types; every other type URL (config

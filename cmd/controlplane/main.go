@@ -4,10 +4,14 @@
 //
 // Its debug server (localhost:8080 by default) answers /debug/krtz (the
 // whole krt graph), /debug/configz (every object read, accepted or
-// rejected with the reasons), /debug/mesh, /debug/gateway-status (the
-// Gateway API statuses, in file mode; in Kubernetes mode the elected
-// replica writes them to the objects), /ready and pprof; metrics are on
-// :15014/metrics.
+// rejected with the reasons), /debug/syncz (the xDS connections and their
+// ACKs), /debug/mesh, /debug/gateway-status (the Gateway API statuses, in
+// file mode; in Kubernetes mode the elected replica writes them to the
+// objects), /ready, /healthz and pprof; metrics are on :15014/metrics; xDS
+// (ADS, SotW and delta) on :15010, and on :15012 with TLS files.
+//
+// "controlplane xds watch --type TYPE_URL" is an xDS client that prints
+// what a server sends.
 package main
 
 import (
@@ -23,6 +27,7 @@ import (
 	"github.com/meshcp/meshcp/pkg/bootstrap"
 	"github.com/meshcp/meshcp/pkg/krt"
 	"github.com/meshcp/meshcp/pkg/version"
+	"github.com/meshcp/meshcp/pkg/xds/xdsclient"
 )
 
 func main() {
@@ -35,8 +40,14 @@ func main() {
 	}
 }
 
-// run parses flags and runs the daemon until SIGINT or SIGTERM.
+// run parses flags and runs the daemon until SIGINT or SIGTERM; "xds ..."
+// runs the xDS client instead.
 func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "xds" {
+		ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer cancel()
+		return xdsclient.Run(ctx, args[1:], stdout, stderr)
+	}
 	opts, printVersion, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
@@ -59,9 +70,11 @@ func parseFlags(args []string, stderr io.Writer) (bootstrap.Options, bool, error
 	fs := flag.NewFlagSet("controlplane", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: controlplane [flags]\n\n"+
+		fmt.Fprintf(stderr, "Usage: controlplane [flags]\n       controlplane xds watch --type TYPE_URL [flags]\n\n"+
 			"Runs the meshcp control plane. With no flags it serves the bundled examples\n"+
-			"(file mode); --kubeconfig or --in-cluster read from the Kubernetes API.\n\nFlags:\n")
+			"(file mode); --kubeconfig or --in-cluster read from the Kubernetes API.\n"+
+			"It serves xDS on --xds-addr. \"xds watch\" is a client that prints what an xDS\n"+
+			"server sends (controlplane xds watch --help).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&opts.ConfigDir, "config-dir", "", "folder of YAML configuration to serve in file mode (default: the bundled examples)")
@@ -81,6 +94,7 @@ func parseFlags(args []string, stderr io.Writer) (bootstrap.Options, bool, error
 		opts.LeaseNamespace = ns
 	}
 	fs.StringVar(&opts.LeaseNamespace, "lease-namespace", opts.LeaseNamespace, "namespace of that Lease (default: $POD_NAMESPACE, else default)")
+	opts.XDS.RegisterFlags(fs)
 	checks := fs.String("krt-checks", os.Getenv(krt.ChecksEnv), `krt debugging checks: "mutation", "purity", "purity-strict" or "all", comma-separated (slow; sets `+krt.ChecksEnv+`)`)
 	printVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,6 +28,9 @@ func TestFlags(t *testing.T) {
 		{args: []string{"extra"}, want: `unexpected arguments ["extra"]`, err: true},
 		{args: []string{"--krt-checks", "everything"}, want: `unknown check "everything"`, err: true},
 		{args: []string{"--log-format", "xml", "--debug-addr", "", "--metrics-addr", ""}, want: "--log-format must be text or json", err: true},
+		{args: []string{"--push-debounce", "20s", "--debug-addr", "", "--metrics-addr", ""}, want: "longer than --push-debounce-max", err: true},
+		{args: []string{"xds", "list"}, want: `unknown subcommand "list"`, err: true},
+		{args: []string{"xds", "watch", "--addr", "127.0.0.1:1"}, want: "--type is required", err: true},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(tc.args, &stdout, &stderr)
@@ -50,8 +55,8 @@ func TestBinaryRunsAndStopsOnSIGTERM(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	debug, metrics := freeAddr(t), freeAddr(t)
-	cmd := exec.Command(bin, "--debug-addr", debug, "--metrics-addr", metrics)
+	debug, metrics, xdsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	cmd := exec.Command(bin, "--debug-addr", debug, "--metrics-addr", metrics, "--xds-addr", xdsAddr, "--xds-tls-addr", "")
 	cmd.Dir = "../.." // the repository root: ./examples is served live
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
@@ -72,6 +77,34 @@ func TestBinaryRunsAndStopsOnSIGTERM(t *testing.T) {
 			t.Fatalf("never ready; logs:\n%s", logs.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	// The xDS client of the same binary prints what the daemon serves.
+	watch := exec.Command(bin, "xds", "watch", "--addr", xdsAddr, "--type", "networking.istio.io/v1/VirtualService", "--count", "1", "--timeout", "30s")
+	out, err := watch.Output()
+	if err != nil {
+		t.Fatalf("xds watch: %v\n%s", err, out)
+	}
+	var update struct {
+		Type      string `json:"type"`
+		Resources []struct {
+			Name string `json:"name"`
+			Spec struct {
+				Hosts []string `json:"hosts"`
+			} `json:"spec"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(out, &update); err != nil {
+		t.Fatalf("xds watch printed %q: %v", out, err)
+	}
+	var names []string
+	for _, r := range update.Resources {
+		names = append(names, r.Name)
+		if len(r.Spec.Hosts) == 0 {
+			t.Errorf("%s has no hosts: %s", r.Name, out)
+		}
+	}
+	if !slices.Contains(names, "bookinfo/reviews") {
+		t.Errorf("xds watch got %v, want bookinfo/reviews among them", names)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

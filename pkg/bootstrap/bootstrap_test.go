@@ -30,6 +30,7 @@ type daemon struct {
 func startDaemon(t *testing.T, opts bootstrap.Options) *daemon {
 	t.Helper()
 	opts.DebugAddr, opts.MetricsAddr = "127.0.0.1:0", "127.0.0.1:0"
+	opts.XDS.Addr, opts.XDS.TLSAddr = "127.0.0.1:0", ""
 	opts.Debounce = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := bootstrap.Start(ctx, opts, testLog{t})
@@ -201,10 +202,15 @@ func TestBadOptions(t *testing.T) {
 		{"bad kubeconfig", func(o *bootstrap.Options) { o.Kubeconfig = "/nonexistent/kubeconfig" }, "reading kubeconfig /nonexistent/kubeconfig"},
 		{"gateway controller name", func(o *bootstrap.Options) { o.GatewayControllerName = "no-path" }, "must be DOMAIN/PATH"},
 		{"lease", func(o *bootstrap.Options) { o.Kubeconfig, o.LeaseName = "x", "" }, "--lease-name and --lease-namespace"},
+		{"xds certificate without key", func(o *bootstrap.Options) { o.XDS.TLSCertFile = "cert.pem" }, "--xds-tls-cert and --xds-tls-key go together"},
+		{"xds missing certificate", func(o *bootstrap.Options) {
+			o.XDS.TLSAddr, o.XDS.TLSCertFile, o.XDS.TLSKeyFile = "127.0.0.1:0", "/nonexistent/cert.pem", "/nonexistent/key.pem"
+		}, "loading /nonexistent/cert.pem"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := bootstrap.DefaultOptions()
 			opts.DebugAddr, opts.MetricsAddr = "", ""
+			opts.XDS.Addr, opts.XDS.TLSAddr = "", ""
 			tc.edit(&opts)
 			_, err := bootstrap.Start(context.Background(), opts, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

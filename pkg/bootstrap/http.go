@@ -12,8 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// serve starts the debug and metrics servers.
+// serve starts the xDS, debug and metrics servers.
 func (s *Server) serve() error {
+	if err := s.XDS.Start(s.stop); err != nil {
+		return err
+	}
 	if s.opts.DebugAddr != "" {
 		if err := s.listenAndServe(s.opts.DebugAddr, s.debugMux()); err != nil {
 			return fmt.Errorf("debug server: %w", err)
@@ -34,6 +37,7 @@ func (s *Server) debugMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /debug/krtz", s.debug)
 	mux.Handle("GET /debug/configz", s.Sources)
+	mux.Handle("GET /debug/syncz", s.XDS.SyncHandler())
 	if s.mesh != nil {
 		mux.Handle("GET /debug/mesh", s.mesh)
 	}
@@ -51,7 +55,7 @@ func (s *Server) debugMux() *http.ServeMux {
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "meshcp controlplane: /debug/krtz /debug/configz /debug/mesh /debug/gateway-status (file mode) /ready /healthz /debug/pprof/")
+		fmt.Fprintln(w, "meshcp controlplane: /debug/krtz /debug/configz /debug/syncz /debug/mesh /debug/gateway-status (file mode) /ready /healthz /debug/pprof/")
 	})
 	return mux
 }

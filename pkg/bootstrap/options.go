@@ -1,8 +1,9 @@
 // Package bootstrap assembles the daemon: it reads configuration (from a
 // folder or from the API server) and the mesh config into the krt graph,
 // translates Gateway API objects (writing their statuses back when it is
-// the elected leader), and serves the graph for debugging (/debug/krtz,
-// /debug/configz, /debug/mesh, /debug/gateway-status in file mode),
+// the elected leader), serves every accepted kind over xDS (package xds),
+// and serves the graph for debugging (/debug/krtz, /debug/configz,
+// /debug/syncz, /debug/mesh, /debug/gateway-status in file mode),
 // readiness (/ready), liveness (/healthz), profiles (pprof) and metrics.
 // The command in cmd/controlplane parses flags into Options and calls
 // Start.
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/meshcp/meshcp/pkg/gateway"
+	"github.com/meshcp/meshcp/pkg/xds"
 )
 
 // Options is everything the daemon can be told.
@@ -50,11 +52,13 @@ type Options struct {
 	// that writes Gateway API statuses with (Kubernetes mode).
 	LeaseName      string
 	LeaseNamespace string
+	// XDS configures the xDS server: ports, TLS, push debounce, limits.
+	XDS xds.Options
 }
 
 // DefaultOptions are the daemon's defaults: file mode on the examples,
 // debug endpoints on localhost only (as istiod keeps them), metrics on
-// 15014.
+// 15014, xDS on 15010 (and 15012 with TLS files).
 func DefaultOptions() Options {
 	return Options{
 		Domain:          "cluster.local",
@@ -68,6 +72,8 @@ func DefaultOptions() Options {
 		GatewayControllerName: gateway.DefaultControllerName,
 		LeaseName:             "meshcp-gateway-status-leader",
 		LeaseNamespace:        "default",
+
+		XDS: xds.DefaultOptions(),
 	}
 }
 
@@ -91,6 +97,9 @@ func (o Options) validate() error {
 	}
 	if o.kubernetesMode() && (o.LeaseName == "" || o.LeaseNamespace == "") {
 		errs = append(errs, errors.New("--lease-name and --lease-namespace must not be empty in Kubernetes mode"))
+	}
+	if err := o.XDS.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/meshcp/meshcp/pkg/config/schema"
 	"github.com/meshcp/meshcp/pkg/config/sources"
 	"github.com/meshcp/meshcp/pkg/gateway"
 	"github.com/meshcp/meshcp/pkg/krt"
@@ -22,6 +23,7 @@ import (
 	"github.com/meshcp/meshcp/pkg/logging"
 	"github.com/meshcp/meshcp/pkg/mesh"
 	"github.com/meshcp/meshcp/pkg/version"
+	"github.com/meshcp/meshcp/pkg/xds"
 )
 
 // Server is a running daemon: the krt graph and the HTTP servers over it.
@@ -38,6 +40,8 @@ type Server struct {
 	Sources *sources.Sources
 	// Mesh is the mesh config in force, for transformations to FetchOne.
 	Mesh krt.Singleton[mesh.MeshConfigResource]
+	// XDS serves the configuration to proxies and other control planes.
+	XDS  *xds.Server
 	kube *kube.Client
 	mesh http.Handler
 
@@ -91,7 +95,7 @@ func Start(ctx context.Context, opts Options, logOutput io.Writer) (*Server, err
 		s.shutdown()
 		return nil, err
 	}
-	s.log.Info("controlplane started", "version", version.Version(), "mode", s.mode(), "debug", s.DebugAddr(), "metrics", s.MetricsAddr())
+	s.log.Info("controlplane started", "version", version.Version(), "mode", s.mode(), "debug", s.DebugAddr(), "metrics", s.MetricsAddr(), "xds", s.XDS.Addr())
 	return s, nil
 }
 
@@ -145,7 +149,29 @@ func (s *Server) build() error {
 	if err := s.buildMesh(); err != nil {
 		return err
 	}
-	return s.buildGateway()
+	if err := s.buildGateway(); err != nil {
+		return err
+	}
+	return s.buildXDS()
+}
+
+// buildXDS sets up the xDS server over the graph: every kind read, and
+// the configs derived from Gateway API objects, are distributed under
+// their type URLs.
+func (s *Server) buildXDS() error {
+	var err error
+	s.XDS, err = xds.NewServer(s.opts.XDS, s.levels.Logger(s.handler, "xds"), s.metrics, s.debug)
+	if err != nil {
+		return err
+	}
+	for _, k := range s.Sources.Kinds() {
+		s.XDS.AddConfigs(k.Schema.GVK, k.Configs)
+	}
+	// Gateway API objects reach clients as the Istio configs they become,
+	// beside those read (which win a name both hold).
+	s.XDS.AddConfigs(schema.Gateway, s.Gateway.Gateways)
+	s.XDS.AddConfigs(schema.VirtualService, s.Gateway.VirtualServices)
+	return nil
 }
 
 // configDir returns the folder served in file mode.
@@ -211,6 +237,9 @@ func (s *Server) shutdown() error {
 			f()
 		}
 		close(s.stop)
+		if s.XDS != nil {
+			s.XDS.Wait()
+		}
 		for i := len(s.cleanups) - 1; i >= 0; i-- {
 			s.cleanups[i]()
 		}

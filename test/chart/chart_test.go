@@ -110,7 +110,7 @@ func TestTemplateDefaults(t *testing.T) {
 		t.Errorf("liveness probe %v, want /healthz", p)
 	}
 	args := toStrings(c["args"].([]any))
-	for _, want := range []string{"--in-cluster", "--mesh-config=/etc/meshcp/mesh/mesh.yaml", "--debug-addr=:8080", "--metrics-addr=:15014", "--lease-name=" + fullname + "-leader"} {
+	for _, want := range []string{"--in-cluster", "--mesh-config=/etc/meshcp/mesh/mesh.yaml", "--debug-addr=:8080", "--metrics-addr=:15014", "--xds-addr=:15010", "--xds-tls-addr=:15012", "--lease-name=" + fullname + "-leader"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %v lack %s", args, want)
 		}
@@ -176,7 +176,8 @@ func TestTemplateNonDefault(t *testing.T) {
 		t.Errorf("image %v, want the digest-pinned one", c["image"])
 	}
 	args := toStrings(c["args"].([]any))
-	for _, want := range []string{"--log-level=info,krt=debug", "--log-format=text", "--domain=example.internal", "--krt-checks=mutation"} {
+	for _, want := range []string{"--log-level=info,krt=debug", "--log-format=text", "--domain=example.internal", "--krt-checks=mutation",
+		"--xds-tls-cert=/etc/meshcp/tls/tls.crt", "--xds-tls-key=/etc/meshcp/tls/tls.key", "--xds-client-ca=/etc/meshcp/tls/ca.crt"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %v lack %s", args, want)
 		}

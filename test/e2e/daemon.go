@@ -68,9 +68,9 @@ var Binary = sync.OnceValues(func() (string, error) {
 // Daemon is one controlplane process started for a test.
 type Daemon struct {
 	t testing.TB
-	// Addrs are the attributes of the daemon's start-up line: "debug" and
-	// "metrics" are the addresses of those servers ("" when disabled),
-	// "mode" is file or kubernetes.
+	// Addrs are the attributes of the daemon's start-up line: "debug",
+	// "metrics" and "xds" are the addresses of those servers ("" when
+	// disabled), "mode" is file or kubernetes.
 	Addrs map[string]string
 	// LogPath is the file holding everything the daemon wrote to stderr.
 	LogPath string
@@ -84,8 +84,8 @@ type Daemon struct {
 }
 
 // StartDaemon starts the controlplane binary with args and returns once it
-// listens. Debug and metrics servers go to free loopback ports unless args
-// say otherwise (a later flag wins). The process is stopped when the test
+// listens. Debug, metrics and xDS servers go to free loopback ports (the
+// xDS TLS port is off) unless args say otherwise (a later flag wins). The process is stopped when the test
 // ends, and its log is shown if the test failed.
 func StartDaemon(t testing.TB, args ...string) *Daemon {
 	t.Helper()
@@ -109,7 +109,7 @@ func StartDaemonIn(t testing.TB, dir string, args ...string) *Daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := append([]string{"--debug-addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:0"}, args...)
+	full := append([]string{"--debug-addr=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "--xds-addr=127.0.0.1:0", "--xds-tls-addr="}, args...)
 	cmd := exec.Command(bin, full...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = pw, pw

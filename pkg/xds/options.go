@@ -39,6 +39,13 @@ type Options struct {
 	// unanswered before the connection is closed.
 	KeepaliveTime    time.Duration
 	KeepaliveTimeout time.Duration
+	// MaxConnectionAge closes a connection this long after it opened
+	// (gracefully: a GOAWAY, then MaxConnectionAgeGrace for the stream to
+	// end), so clients reconnect through the Service and spread over the
+	// replicas, including ones added since they connected. Zero keeps
+	// connections for ever.
+	MaxConnectionAge      time.Duration
+	MaxConnectionAgeGrace time.Duration
 }
 
 // DefaultOptions are istiod-like: ports 15010 and 15012, a 100ms quiet
@@ -59,6 +66,10 @@ func DefaultOptions() Options {
 		MaxSendMessageSize:     64 << 20,
 		KeepaliveTime:          30 * time.Second,
 		KeepaliveTimeout:       10 * time.Second,
+		// istiod's default: long enough that reconnects are rare, short
+		// enough that a scale-up takes load within the hour.
+		MaxConnectionAge:      30 * time.Minute,
+		MaxConnectionAgeGrace: 10 * time.Second,
 	}
 }
 
@@ -78,6 +89,8 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.MaxSendMessageSize, "xds-max-send-message-size", o.MaxSendMessageSize, "largest xDS response sent, in bytes")
 	fs.DurationVar(&o.KeepaliveTime, "xds-keepalive-time", o.KeepaliveTime, "idle time before the server pings an xDS connection")
 	fs.DurationVar(&o.KeepaliveTimeout, "xds-keepalive-timeout", o.KeepaliveTimeout, "how long a keepalive ping may go unanswered before the connection is closed")
+	fs.DurationVar(&o.MaxConnectionAge, "xds-max-connection-age", o.MaxConnectionAge, "close an xDS connection this long after it opened, so clients rebalance over the replicas; 0 never closes")
+	fs.DurationVar(&o.MaxConnectionAgeGrace, "xds-max-connection-age-grace", o.MaxConnectionAgeGrace, "how long a connection closed for its age may take to finish its stream")
 }
 
 // Validate rejects options that cannot work.
@@ -100,6 +113,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxNewStreamsPerSecond < 0 {
 		errs = append(errs, errors.New("--xds-max-new-streams must not be negative"))
+	}
+	if o.MaxConnectionAge < 0 || o.MaxConnectionAgeGrace < 0 {
+		errs = append(errs, errors.New("--xds-max-connection-age and --xds-max-connection-age-grace must not be negative"))
 	}
 	if o.MaxRecvMessageSize < 1 || o.MaxSendMessageSize < 1 {
 		errs = append(errs, errors.New("--xds-max-recv-message-size and --xds-max-send-message-size must be positive"))

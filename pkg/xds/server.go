@@ -284,7 +284,10 @@ func (s *Server) grpcOptions() ([]grpc.ServerOption, error) {
 		grpc.ForceServerCodecV2(newCodec()),
 		grpc.MaxRecvMsgSize(s.opts.MaxRecvMessageSize),
 		grpc.MaxSendMsgSize(s.opts.MaxSendMessageSize),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: s.opts.KeepaliveTime, Timeout: s.opts.KeepaliveTimeout}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			Time: s.opts.KeepaliveTime, Timeout: s.opts.KeepaliveTimeout,
+			MaxConnectionAge: s.opts.MaxConnectionAge, MaxConnectionAgeGrace: s.opts.MaxConnectionAgeGrace,
+		}),
 		// Clients may ping as often as every 10s (grpc-go's minimum), even
 		// without an active stream, without being disconnected.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshcp/meshcp/pkg/config/schema"
 	"github.com/meshcp/meshcp/test/e2e"
@@ -69,6 +71,18 @@ func (a *applier) apply(ctx context.Context, obj *unstructured.Unstructured, dry
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// waitFor polls cond until it holds, failing the test after a while.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(e2e.WaitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", e2e.WaitTimeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
 
 func createNamespace(t *testing.T, c *e2e.Cluster, name string) {
 	t.Helper()
@@ -180,7 +194,8 @@ var notNeeded = []access{
 
 // The chart's RBAC, applied for real, lets the daemon's ServiceAccount do
 // exactly what the daemon needs, and the daemon runs with that
-// ServiceAccount's token: it watches everything it reads and serves it.
+// ServiceAccount's token and the Deployment's arguments: it watches
+// everything it reads, wins the chart's Lease and writes status.
 func TestRBACAndServiceAccountToken(t *testing.T) {
 	c := e2e.StartCluster(t)
 	createNamespace(t, c, namespace)
@@ -246,9 +261,23 @@ func TestRBACAndServiceAccountToken(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// With the chart's Lease, as its Deployment passes it.
-	d := e2e.StartDaemon(t, "--kubeconfig", kubeconfig, "--mesh-config", meshFile, "--lease-name", fullname+"-leader", "--lease-namespace", namespace)
+	// The Deployment's own arguments, but for what a pod has and a test
+	// process has not: in-cluster credentials, the mounted mesh config
+	// and fixed ports. POD_NAMESPACE is what the Deployment sets too.
+	var args []string
+	dep := Find(objs, "Deployment", fullname)
+	container := nested[[]any](t, dep, "spec", "template", "spec", "containers")[0].(map[string]any)
+	for _, a := range toStrings(container["args"].([]any)) {
+		if a == "--in-cluster" || strings.HasPrefix(a, "--mesh-config=") || strings.HasSuffix(strings.SplitN(a, "=", 2)[0], "-addr") {
+			continue
+		}
+		args = append(args, a)
+	}
+	t.Setenv("POD_NAMESPACE", namespace)
+	d := e2e.StartDaemon(t, append(args, "--kubeconfig", kubeconfig, "--mesh-config", meshFile)...)
 	d.WaitReady()
+
+	// Watches: a Service created now is read.
 	createNamespace(t, c, "shop")
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
@@ -260,6 +289,40 @@ func TestRBACAndServiceAccountToken(t *testing.T) {
 	d.WaitFor("/debug/krtz?collection=config/core/Service", "Service shop/web", func(_ int, body []byte) bool {
 		return strings.Contains(string(body), `"shop/web"`)
 	})
+
+	// The Lease: the one replica holds the chart's Lease.
+	lease := fullname + "-leader"
+	var holder string
+	waitFor(t, "the daemon to hold Lease "+namespace+"/"+lease, func() bool {
+		l, err := c.Kube.CoordinationV1().Leases(namespace).Get(t.Context(), lease, metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return false
+		}
+		holder = *l.Spec.HolderIdentity
+		return holder != ""
+	})
+
+	// Status writes: the leader accepts a GatewayClass of meshcp's.
+	class := &gatewayv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "meshcp"},
+		Spec:       gatewayv1.GatewayClassSpec{ControllerName: "meshcp.io/gateway-controller"},
+	}
+	if _, err := c.Gateway.GatewayV1().GatewayClasses().Create(t.Context(), class, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "GatewayClass meshcp to be Accepted by the daemon", func() bool {
+		gc, err := c.Gateway.GatewayV1().GatewayClasses().Get(t.Context(), "meshcp", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		for _, cond := range gc.Status.Conditions {
+			if cond.Type == "Accepted" && cond.Status == metav1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("the daemon, as %s, watched, holds Lease %s as %s, and wrote status", user, lease, holder)
 	if lines := d.LogLines("forbidden"); len(lines) > 0 {
 		t.Errorf("the daemon was refused something with the chart's RBAC:\n%s", strings.Join(lines, "\n"))
 	}

@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -161,11 +162,31 @@ func (d *Daemon) copyLog(r io.ReadCloser, logFile *os.File, started chan<- map[s
 	for sc.Scan() {
 		line := sc.Text()
 		_, _ = fmt.Fprintln(logFile, line)
-		if !sent && strings.Contains(line, startedMessage) {
-			started <- logAttributes(line)
+		if attrs, ok := startedLine(line); ok && !sent {
+			started <- attrs
 			sent = true
 		}
 	}
+}
+
+// startedLine reports whether line is the daemon's start-up line, in
+// either log format, and returns its attributes.
+func startedLine(line string) (map[string]string, bool) {
+	if strings.HasPrefix(line, "{") { // --log-format=json
+		var attrs map[string]any
+		if json.Unmarshal([]byte(line), &attrs) != nil || attrs["msg"] != "controlplane started" {
+			return nil, false
+		}
+		out := make(map[string]string, len(attrs))
+		for k, v := range attrs {
+			out[k] = fmt.Sprint(v)
+		}
+		return out, true
+	}
+	if !strings.Contains(line, startedMessage) {
+		return nil, false
+	}
+	return logAttributes(line), true
 }
 
 // logAttributes parses the key=value pairs of a slog text line.

@@ -94,6 +94,9 @@ func parseFlags(args []string, stderr io.Writer) (bootstrap.Options, bool, error
 		opts.LeaseNamespace = ns
 	}
 	fs.StringVar(&opts.LeaseNamespace, "lease-namespace", opts.LeaseNamespace, "namespace of that Lease (default: $POD_NAMESPACE, else default)")
+	fs.DurationVar(&opts.LeaseDuration, "lease-duration", opts.LeaseDuration, "how long a Lease whose holder stopped renewing it (killed) keeps the other replicas from taking over")
+	fs.DurationVar(&opts.RenewDeadline, "lease-renew-deadline", opts.RenewDeadline, "how long the holder keeps trying to renew the Lease before it stops writing statuses")
+	fs.DurationVar(&opts.RetryPeriod, "lease-retry-period", opts.RetryPeriod, "how often replicas try to take or renew the Lease")
 	opts.XDS.RegisterFlags(fs)
 	checks := fs.String("krt-checks", os.Getenv(krt.ChecksEnv), `krt debugging checks: "mutation", "purity", "purity-strict" or "all", comma-separated (slow; sets `+krt.ChecksEnv+`)`)
 	printVersion := fs.Bool("version", false, "print the version and exit")

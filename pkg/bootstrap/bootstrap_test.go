@@ -202,6 +202,7 @@ func TestBadOptions(t *testing.T) {
 		{"bad kubeconfig", func(o *bootstrap.Options) { o.Kubeconfig = "/nonexistent/kubeconfig" }, "reading kubeconfig /nonexistent/kubeconfig"},
 		{"gateway controller name", func(o *bootstrap.Options) { o.GatewayControllerName = "no-path" }, "must be DOMAIN/PATH"},
 		{"lease", func(o *bootstrap.Options) { o.Kubeconfig, o.LeaseName = "x", "" }, "--lease-name and --lease-namespace"},
+		{"lease timing", func(o *bootstrap.Options) { o.LeaseDuration = o.RenewDeadline }, "--lease-duration 10s must exceed --lease-renew-deadline 10s"},
 		{"xds certificate without key", func(o *bootstrap.Options) { o.XDS.TLSCertFile = "cert.pem" }, "--xds-tls-cert and --xds-tls-key go together"},
 		{"xds missing certificate", func(o *bootstrap.Options) {
 			o.XDS.TLSAddr, o.XDS.TLSCertFile, o.XDS.TLSKeyFile = "127.0.0.1:0", "/nonexistent/cert.pem", "/nonexistent/key.pem"

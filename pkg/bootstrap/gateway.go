@@ -40,6 +40,7 @@ func (s *Server) buildGateway() error {
 	if s.opts.kubernetesMode() {
 		elector, err := leader.New(s.kube.Kube(), leader.Options{
 			Namespace: s.opts.LeaseNamespace, Name: s.opts.LeaseName, Logger: s.levels.Logger(s.handler, "leader"),
+			LeaseDuration: s.opts.LeaseDuration, RenewDeadline: s.opts.RenewDeadline, RetryPeriod: s.opts.RetryPeriod,
 		})
 		if err != nil {
 			return err

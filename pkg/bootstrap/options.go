@@ -11,9 +11,11 @@ package bootstrap
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/meshcp/meshcp/pkg/gateway"
+	"github.com/meshcp/meshcp/pkg/leader"
 	"github.com/meshcp/meshcp/pkg/xds"
 )
 
@@ -52,6 +54,13 @@ type Options struct {
 	// that writes Gateway API statuses with (Kubernetes mode).
 	LeaseName      string
 	LeaseNamespace string
+	// LeaseDuration is how long a Lease held by a replica that stopped
+	// renewing it (killed, partitioned) keeps the others from taking over;
+	// RenewDeadline how long the holder keeps trying to renew before it
+	// stops writing; RetryPeriod how often replicas try.
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
 	// XDS configures the xDS server: ports, TLS, push debounce, limits.
 	XDS xds.Options
 }
@@ -72,6 +81,9 @@ func DefaultOptions() Options {
 		GatewayControllerName: gateway.DefaultControllerName,
 		LeaseName:             "meshcp-gateway-status-leader",
 		LeaseNamespace:        "default",
+		LeaseDuration:         leader.DefaultLeaseDuration,
+		RenewDeadline:         leader.DefaultRenewDeadline,
+		RetryPeriod:           leader.DefaultRetryPeriod,
 
 		XDS: xds.DefaultOptions(),
 	}
@@ -97,6 +109,9 @@ func (o Options) validate() error {
 	}
 	if o.kubernetesMode() && (o.LeaseName == "" || o.LeaseNamespace == "") {
 		errs = append(errs, errors.New("--lease-name and --lease-namespace must not be empty in Kubernetes mode"))
+	}
+	if o.RetryPeriod <= 0 || o.RenewDeadline <= o.RetryPeriod || o.LeaseDuration <= o.RenewDeadline {
+		errs = append(errs, fmt.Errorf("--lease-duration %s must exceed --lease-renew-deadline %s, which must exceed --lease-retry-period %s (> 0)", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod))
 	}
 	if err := o.XDS.Validate(); err != nil {
 		errs = append(errs, err)

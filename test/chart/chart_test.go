@@ -178,7 +178,8 @@ func TestTemplateNonDefault(t *testing.T) {
 	args := toStrings(c["args"].([]any))
 	for _, want := range []string{"--log-level=info,krt=debug", "--log-format=text", "--domain=example.internal", "--krt-checks=mutation",
 		"--xds-tls-cert=/etc/meshcp/tls/tls.crt", "--xds-tls-key=/etc/meshcp/tls/tls.key", "--xds-client-ca=/etc/meshcp/tls/ca.crt",
-		"--push-debounce=50ms", "--push-debounce-max=2s", "--xds-max-connection-age=10m"} {
+		"--push-debounce=50ms", "--push-debounce-max=2s", "--xds-max-connection-age=10m",
+		"--lease-duration=20s", "--lease-renew-deadline=12s", "--lease-retry-period=3s"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args %v lack %s", args, want)
 		}

@@ -51,7 +51,7 @@ func TestLint(t *testing.T) {
 			t.Errorf("%v", err)
 			continue
 		}
-		if strings.Contains(out, "[WARNING]") || strings.Contains(out, "[ERROR]") {
+		if strings.Contains(out, "[WARNING]") || strings.Contains(out, "[ERROR]") || strings.Contains(out, "[INFO]") {
 			t.Errorf("helm %s:\n%s", strings.Join(args, " "), out)
 		}
 	}

@@ -231,13 +231,13 @@ func TestMeshConfigIsWatched(t *testing.T) {
 	d := startDaemon(t, opts)
 	d.waitFor(t, "/debug/mesh", func(_ int, body string) bool { return strings.Contains(body, `"accessLogFile": "/dev/stdout"`) })
 
-	writeFile(t, opts.MeshConfigFile, "outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n")
+	krttest.WriteFile(t, opts.MeshConfigFile, "outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n")
 	d.waitFor(t, "/debug/mesh", func(_ int, body string) bool { return strings.Contains(body, `"REGISTRY_ONLY"`) })
 	if got := d.srv.Mesh.Get().GetOutboundTrafficPolicy().GetMode().String(); got != "REGISTRY_ONLY" {
 		t.Errorf("the mesh singleton has %s", got)
 	}
 
-	writeFile(t, opts.MeshConfigFile, "connectTimeout: -5s\n")
+	krttest.WriteFile(t, opts.MeshConfigFile, "connectTimeout: -5s\n")
 	body := d.waitFor(t, "/debug/mesh", func(_ int, body string) bool { return strings.Contains(body, `"valid": false`) })
 	if !strings.Contains(body, `"REGISTRY_ONLY"`) || !strings.Contains(body, `"path": "connectTimeout"`) {
 		t.Errorf("after a broken edit /debug/mesh = %s", body)
@@ -256,17 +256,6 @@ func TestMeshConfigDefaults(t *testing.T) {
 	}
 	if got := d.srv.Mesh.Get().GetRootNamespace(); got != "istio-system" {
 		t.Errorf("root namespace %q, want Istio's default", got)
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -291,7 +280,7 @@ spec:
 // are on /debug/gateway-status, with transition times.
 func TestFileModeGatewayStatus(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "gateway.yaml"), gatewayYAML)
+	krttest.WriteFile(t, filepath.Join(dir, "gateway.yaml"), gatewayYAML)
 	opts := bootstrap.DefaultOptions()
 	opts.ConfigDir = dir
 	d := startDaemon(t, opts)
@@ -325,7 +314,7 @@ func TestFileModeGatewayStatus(t *testing.T) {
 	}
 
 	// Fixing the route is seen: it is accepted, and the Gateway counts it.
-	writeFile(t, filepath.Join(dir, "gateway.yaml"), strings.Replace(gatewayYAML, "sectionName: nope", "sectionName: http", 1))
+	krttest.WriteFile(t, filepath.Join(dir, "gateway.yaml"), strings.Replace(gatewayYAML, "sectionName: nope", "sectionName: http", 1))
 	d.waitFor(t, "/debug/gateway-status?kind=Gateway", func(_ int, body string) bool {
 		return strings.Contains(body, `"attachedRoutes": 1`)
 	})

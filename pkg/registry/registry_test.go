@@ -21,7 +21,7 @@ func fromFolder(t *testing.T, name string) (*registry.Registry, string) {
 	return w.Registry, w.Dir
 }
 
-func write(t *testing.T, path, content string) { registrytest.WriteFile(t, path, content) }
+func write(t *testing.T, path, content string) { krttest.WriteFile(t, path, content) }
 
 func service(t *testing.T, reg *registry.Registry, host string) registry.Service {
 	t.Helper()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/meshcp/meshcp/examples"
+	"github.com/meshcp/meshcp/pkg/krt/krttest"
 )
 
 // With no flags but its ports, run outside a checkout, the binary serves
@@ -47,8 +48,8 @@ func TestFileModeBadInput(t *testing.T) {
 	d := StartDaemon(t, "--config-dir", cfg, "--mesh-config", filepath.Join(dir, "mesh.yaml"), "--debounce", "20ms")
 	d.WaitReady()
 
-	writeFile(t, filepath.Join(cfg, "broken.yaml"), "kind: VirtualService\nmetadata: [unclosed\n")
-	writeFile(t, filepath.Join(cfg, "more.yaml"), `apiVersion: networking.istio.io/v1
+	krttest.WriteFile(t, filepath.Join(cfg, "broken.yaml"), "kind: VirtualService\nmetadata: [unclosed\n")
+	krttest.WriteFile(t, filepath.Join(cfg, "more.yaml"), `apiVersion: networking.istio.io/v1
 kind: VirtualService
 metadata: {name: details, namespace: bookinfo}
 spec:

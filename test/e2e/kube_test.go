@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/meshcp/meshcp/pkg/krt/krttest"
 )
 
 const (
@@ -135,17 +136,6 @@ func weightsOf(t *testing.T, d *Daemon, key string) []int {
 	return nil
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // The daemon in Kubernetes mode: objects created through the API show up
 // in /debug/krtz and /debug/configz; an invalid VirtualService is rejected
 // with its reason, once in the log, while every other object keeps
@@ -154,7 +144,7 @@ func writeFile(t *testing.T, path, content string) {
 func TestKubernetesMode(t *testing.T) {
 	c := StartCluster(t)
 	meshFile := filepath.Join(t.TempDir(), "mesh.yaml")
-	writeFile(t, meshFile, "accessLogFile: /dev/stdout\n")
+	krttest.WriteFile(t, meshFile, "accessLogFile: /dev/stdout\n")
 	d := StartDaemon(t, "--kubeconfig", c.KubeconfigPath, "--mesh-config", meshFile)
 	if d.Addrs["mode"] != "kubernetes" {
 		t.Fatalf("started in mode %q", d.Addrs["mode"])
@@ -246,11 +236,11 @@ func TestKubernetesMode(t *testing.T) {
 	})
 
 	t.Run("mesh config edit takes effect live", func(t *testing.T) {
-		writeFile(t, meshFile, "outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n")
+		krttest.WriteFile(t, meshFile, "outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n")
 		d.WaitFor("/debug/mesh", "the new mesh config in force", func(_ int, body []byte) bool {
 			return bytes.Contains(body, []byte(`"REGISTRY_ONLY"`)) && bytes.Contains(body, []byte(`"valid": true`))
 		})
-		writeFile(t, meshFile, "outboundTrafficPolicy: {mode: SOMETIMES}\n")
+		krttest.WriteFile(t, meshFile, "outboundTrafficPolicy: {mode: SOMETIMES}\n")
 		body := d.WaitFor("/debug/mesh", "the broken edit reported", func(_ int, body []byte) bool {
 			return bytes.Contains(body, []byte(`"valid": false`))
 		})

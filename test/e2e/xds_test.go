@@ -23,6 +23,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/meshcp/meshcp/examples"
+	"github.com/meshcp/meshcp/pkg/krt/krttest"
 )
 
 // pushDebounce is the daemon's default quiet period, which the latency
@@ -183,7 +184,7 @@ func TestXDSFileMode(t *testing.T) {
 	cli := startWatchCLI(t, d.Addrs["xds"])
 
 	wrote := time.Now()
-	writeFile(t, filepath.Join(cfg, "bookinfo", "details.yaml"), `apiVersion: networking.istio.io/v1
+	krttest.WriteFile(t, filepath.Join(cfg, "bookinfo", "details.yaml"), `apiVersion: networking.istio.io/v1
 kind: VirtualService
 metadata: {name: details, namespace: bookinfo}
 spec:
@@ -196,7 +197,7 @@ spec:
 	checkLatency(t, "a new file", got.Sub(wrote), fileDebounce+pushDebounce)
 
 	wrote = time.Now()
-	writeFile(t, filepath.Join(cfg, "bookinfo", "details.yaml"), `apiVersion: networking.istio.io/v1
+	krttest.WriteFile(t, filepath.Join(cfg, "bookinfo", "details.yaml"), `apiVersion: networking.istio.io/v1
 kind: VirtualService
 metadata: {name: details, namespace: bookinfo}
 spec:

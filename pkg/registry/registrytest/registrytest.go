@@ -38,11 +38,11 @@ func Load(t testing.TB, dirs []string, files map[string]string) *World {
 			if err != nil {
 				t.Fatal(err)
 			}
-			WriteFile(t, filepath.Join(dir, e.Name()), string(data))
+			krttest.WriteFile(t, filepath.Join(dir, e.Name()), string(data))
 		}
 	}
 	for name, content := range files {
-		WriteFile(t, filepath.Join(dir, name), content)
+		krttest.WriteFile(t, filepath.Join(dir, name), content)
 	}
 	stop := krttest.Stop(t)
 	src, err := sources.FromFolder(dir, stop, sources.Options{Domain: "cluster.local", Logger: krttest.Logger(t)})
@@ -66,17 +66,4 @@ func Load(t testing.TB, dirs []string, files map[string]string) *World {
 		t.Fatal("registry never synced")
 	}
 	return &World{Dir: dir, Sources: src, Registry: reg}
-}
-
-// WriteFile replaces a file at once (write, then rename), as editors and
-// kubectl cp do, so the folder watch never reads half a file.
-func WriteFile(t testing.TB, path, content string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
 }

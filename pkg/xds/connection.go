@@ -3,7 +3,9 @@ package xds
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +29,7 @@ const (
 // interleave, so a client never has two responses being written at once.
 type connection struct {
 	id       string
+	seq      uint64 // order of opening, among all connections
 	proxy    *Proxy
 	protocol string
 	ctx      context.Context
@@ -65,6 +68,21 @@ type watchState struct {
 	// have maps each resource the client holds (delta) to its version;
 	// "" means the client was told the name does not exist.
 	have map[string]string
+	// held is what the client holds of the type, as sent, sorted by name
+	// (the generator's list itself when it was sent whole, not a copy):
+	// /debug/config_dump shows it, and state-of-the-world pushes of
+	// endpoints and routes send only what differs from it.
+	held []*Resource
+	// warnings are the generator's, from the last generation; failure is
+	// what kept the last response from being sent as generated, if
+	// anything did.
+	warnings []string
+	failure  *failureRecord
+}
+
+type failureRecord struct {
+	Error string    `json:"error"`
+	At    time.Time `json:"at"`
 }
 
 type sentRecord struct {
@@ -136,8 +154,9 @@ func (c *connection) recordAnswer(w *watchState, version string, errorDetail str
 	if errorDetail != "" {
 		w.nack = &nackRecord{Nonce: w.sent.Nonce, Version: w.sent.Version, Error: errorDetail, At: now}
 		c.srv.metrics.nacks.WithLabelValues(c.srv.typeLabel(w.TypeURL)).Inc()
-		c.srv.log.Warn("xds: client rejected a response (NACK)", "node", c.proxy.ID, "connection", c.id, "type", w.TypeURL,
-			"nonce", w.sent.Nonce, "version", w.sent.Version, "error", errorDetail)
+		// Every client of a kind rejects a bad config alike: logged once.
+		c.srv.logOnce(slog.LevelWarn, "nack\x00"+w.TypeURL+"\x00"+errorDetail, "xds: client rejected a response (NACK)", "node", c.proxy.ID,
+			"connection", c.id, "type", w.TypeURL, "nonce", w.sent.Nonce, "version", w.sent.Version, "error", errorDetail)
 		return
 	}
 	w.acked = ackRecord{Nonce: w.sent.Nonce, Version: version, Generation: w.sent.Generation, At: now}
@@ -209,11 +228,15 @@ func (c *connection) respond(w *watchState, gen Generator, req *PushRequest, for
 			c.srv.log.Info("xds: no resources of an unknown type URL; answering empty", "node", c.proxy.ID, "connection", c.id, "type", w.TypeURL)
 		}
 	} else {
-		var err error
-		resources, err = gen.Generate(c.proxy, &w.Watch, req)
+		out, err := gen.Generate(c.proxy, &w.Watch, req)
 		if err != nil {
-			c.srv.log.Error("xds: generating resources failed; nothing sent", "node", c.proxy.ID, "type", w.TypeURL, "error", err)
+			c.fail(w, fmt.Sprintf("generating resources failed; nothing sent: %v", err))
 			return nil
+		}
+		resources, w.warnings, w.failure = out.Resources, out.Warnings, nil
+		for _, warning := range out.Warnings {
+			c.srv.logOnce(slog.LevelWarn, "warning\x00"+w.TypeURL+"\x00"+warning, "xds: configuration not generated as written",
+				"type", w.TypeURL, "node", c.proxy.ID, "warning", warning)
 		}
 		if !slices.IsSortedFunc(resources, compareResources) {
 			resources = slices.SortedFunc(slices.Values(resources), compareResources)
@@ -223,6 +246,67 @@ func (c *connection) respond(w *watchState, gen Generator, req *PushRequest, for
 		return c.respondDelta(w, resources, req, force)
 	}
 	return c.respondSotW(w, resources, req, force)
+}
+
+// fail records and logs (once per distinct error and type) why a response
+// was not sent as generated. c.mu is held.
+func (c *connection) fail(w *watchState, msg string) {
+	w.failure = &failureRecord{Error: msg, At: time.Now()}
+	c.srv.logOnce(slog.LevelError, "failure\x00"+w.TypeURL+"\x00"+msg, "xds: response not sent as generated",
+		"type", w.TypeURL, "node", c.proxy.ID, "connection", c.id, "error", msg)
+}
+
+// sendable splits what a response is to carry into parts under the size
+// limit, recording what cannot be sent: resources too big for any
+// response, or, when whole is set (the response must carry every
+// resource), everything if it needs more than one part.
+func (c *connection) sendable(w *watchState, resources []*Resource, whole bool) (parts [][]*Resource, tooBig []*Resource) {
+	limit := c.srv.opts.MaxResponseSize
+	parts, tooBig = chunk(resources, limit)
+	if whole && (len(parts) > 1 || len(tooBig) > 0) {
+		c.fail(w, fmt.Sprintf("the %d resources weigh %d bytes, over the response limit of %d (--xds-max-response-size), and a state-of-the-world %s response must carry them all; nothing sent",
+			len(resources), totalSize(resources), limit, w.TypeURL))
+		return nil, resources
+	}
+	if len(tooBig) > 0 {
+		names := make([]string, len(tooBig))
+		for i, r := range tooBig {
+			names[i] = fmt.Sprintf("%s (%d bytes)", r.name, r.size)
+		}
+		c.fail(w, fmt.Sprintf("left out, each over the response limit of %d bytes (--xds-max-response-size): %s", limit, strings.Join(names, ", ")))
+	}
+	return parts, tooBig
+}
+
+// without returns resources minus those of drop (both sorted by name).
+func without(resources, drop []*Resource) []*Resource {
+	if len(drop) == 0 {
+		return resources
+	}
+	out := make([]*Resource, 0, len(resources))
+	for _, r := range resources {
+		if !slices.Contains(drop, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// changedSince lists the resources whose version the client does not
+// hold; both lists are sorted by name.
+func changedSince(held, resources []*Resource) []*Resource {
+	var out []*Resource
+	i := 0
+	for _, r := range resources {
+		for i < len(held) && held[i].name < r.name {
+			i++
+		}
+		if i < len(held) && held[i].name == r.name && held[i].version == r.version {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func compareResources(a, b *Resource) int { return strings.Compare(a.name, b.name) }

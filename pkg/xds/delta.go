@@ -100,12 +100,13 @@ func (c *connection) handleDelta(req *discoveryv3.DeltaDiscoveryRequest) error {
 // current version, and the names it holds that are gone. Names subscribed
 // to that do not exist are reported removed once, which is how the delta
 // protocol tells a client that a resource does not exist. Nothing is sent
-// when nothing differs, unless force.
+// when nothing differs, unless force. An answer over the size limit goes
+// in several responses, the removals in the first.
 func (c *connection) respondDelta(w *watchState, resources []*Resource, req *PushRequest, force bool) error {
-	var updated []*discoveryv3.Resource
+	var updated []*Resource
 	for _, r := range resources {
 		if v, ok := w.have[r.name]; !ok || v != r.version {
-			updated = append(updated, r.delta)
+			updated = append(updated, r)
 		}
 	}
 	var removed []string
@@ -126,28 +127,37 @@ func (c *connection) respondDelta(w *watchState, resources []*Resource, req *Pus
 	if len(updated) == 0 && len(removed) == 0 && !force {
 		return nil
 	}
-	nonce := c.nextNonce()
-	resp := &discoveryv3.DeltaDiscoveryResponse{
-		TypeUrl:           w.TypeURL,
-		Nonce:             nonce,
-		SystemVersionInfo: strconv.FormatUint(req.Generation, 10),
-		Resources:         updated,
-		RemovedResources:  removed,
-	}
-	if err := c.deltaSend(resp); err != nil {
-		return err
-	}
-	for _, r := range updated {
-		w.have[r.Name] = r.Version
-	}
-	for _, name := range removed {
-		if _, named := w.Names[name]; named {
-			w.have[name] = "" // told it does not exist
-		} else {
-			delete(w.have, name)
+	slices.Sort(removed)
+	parts, tooBig := c.sendable(w, updated, false)
+	for i, part := range parts {
+		nonce := c.nextNonce()
+		resp := &discoveryv3.DeltaDiscoveryResponse{
+			TypeUrl:           w.TypeURL,
+			Nonce:             nonce,
+			SystemVersionInfo: strconv.FormatUint(req.Generation, 10),
 		}
+		for _, r := range part {
+			resp.Resources = append(resp.Resources, r.delta)
+		}
+		if i == 0 {
+			resp.RemovedResources = removed
+		}
+		if err := c.deltaSend(resp); err != nil {
+			return err
+		}
+		for _, r := range part {
+			w.have[r.name] = r.version
+		}
+		for _, name := range resp.RemovedResources {
+			if _, named := w.Names[name]; named {
+				w.have[name] = "" // told it does not exist
+			} else {
+				delete(w.have, name)
+			}
+		}
+		c.recordSent(w, nonce, resp.SystemVersionInfo, req.Generation, len(part)+len(resp.RemovedResources), req.Start)
+		c.srv.metrics.pushes.WithLabelValues(c.srv.typeLabel(w.TypeURL)).Inc()
 	}
-	c.recordSent(w, nonce, resp.SystemVersionInfo, req.Generation, len(updated)+len(removed), req.Start)
-	c.srv.metrics.pushes.WithLabelValues(c.srv.typeLabel(w.TypeURL)).Inc()
+	w.held = without(resources, tooBig)
 	return nil
 }

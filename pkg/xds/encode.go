@@ -57,6 +57,7 @@ type encodedCache struct {
 
 type encodedEntry struct {
 	version string
+	subset  string
 	once    sync.Once
 	body    []byte
 	err     error
@@ -69,7 +70,9 @@ const encodedPerType = 8
 
 // get returns the encoding of a response of typeURL at version with
 // resources, marshalling it once however many connections ask at once.
-func (c *encodedCache) get(typeURL, version string, resources []*Resource) ([]byte, error) {
+// subset is "" for a response carrying the whole set of that version, and
+// names the resources of a response carrying part of it.
+func (c *encodedCache) get(typeURL, version, subset string, resources []*Resource) ([]byte, error) {
 	c.mu.Lock()
 	if c.byType == nil {
 		c.byType = map[string][]*encodedEntry{}
@@ -77,13 +80,13 @@ func (c *encodedCache) get(typeURL, version string, resources []*Resource) ([]by
 	var e *encodedEntry
 	entries := c.byType[typeURL]
 	for _, x := range entries {
-		if x.version == version {
+		if x.version == version && x.subset == subset {
 			e = x
 			break
 		}
 	}
 	if e == nil {
-		e = &encodedEntry{version: version}
+		e = &encodedEntry{version: version, subset: subset}
 		if len(entries) >= encodedPerType {
 			entries = entries[1:]
 		}

@@ -149,11 +149,11 @@ func (k *feedKind) apply(events []krt.Event[config.Config], log *slog.Logger) *P
 }
 
 // Generate returns the Configs a watch covers.
-func (k *feedKind) Generate(_ *Proxy, w *Watch, _ *PushRequest) ([]*Resource, error) {
+func (k *feedKind) Generate(_ *Proxy, w *Watch, _ *PushRequest) (Generated, error) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	if w.Wildcard {
-		return k.list, nil
+		return Generated{Resources: k.list}, nil
 	}
 	out := make([]*Resource, 0, len(w.Names))
 	for name := range w.Names {
@@ -162,7 +162,7 @@ func (k *feedKind) Generate(_ *Proxy, w *Watch, _ *PushRequest) ([]*Resource, er
 		}
 	}
 	slices.SortFunc(out, func(a, b *Resource) int { return strings.Compare(a.name, b.name) })
-	return out, nil
+	return Generated{Resources: out}, nil
 }
 
 // Affects reports whether a push changed a Config the watch covers.

@@ -63,8 +63,13 @@ func FuzzRequests(f *testing.F) {
 }
 
 func fuzzConnection(s *Server, protocol string) *connection {
+	proxy, err := ProxyFromNode(node("fuzz"))
+	if err != nil {
+		panic(err)
+	}
+	proxy.ConnectedAt = time.Now()
 	return &connection{
-		id: "fuzz", proxy: newProxy(node("fuzz"), "", time.Now()), protocol: protocol,
+		id: "fuzz", proxy: proxy, protocol: protocol,
 		ctx: context.Background(), srv: s, watches: map[string]*watchState{},
 	}
 }

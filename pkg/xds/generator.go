@@ -29,7 +29,17 @@ func (w *Watch) Wants(name string) bool {
 // does not have yet. Generate is called from many connections at once and
 // must not change the Resources it hands out.
 type Generator interface {
-	Generate(proxy *Proxy, w *Watch, req *PushRequest) ([]*Resource, error)
+	Generate(proxy *Proxy, w *Watch, req *PushRequest) (Generated, error)
+}
+
+// Generated is what a Generator made for one watch: the resources, and
+// warnings about configuration it could not generate as written (a route
+// a gRPC client cannot follow, a destination that does not exist). The
+// server shows the warnings of each connection's last generation on
+// /debug/syncz and logs each distinct one once.
+type Generated struct {
+	Resources []*Resource
+	Warnings  []string
 }
 
 // A Scoper is a Generator that can tell, cheaply, whether a change can alter
@@ -43,10 +53,10 @@ type Scoper interface {
 }
 
 // GeneratorFunc adapts a function to a Generator.
-type GeneratorFunc func(proxy *Proxy, w *Watch, req *PushRequest) ([]*Resource, error)
+type GeneratorFunc func(proxy *Proxy, w *Watch, req *PushRequest) (Generated, error)
 
 // Generate calls f.
-func (f GeneratorFunc) Generate(proxy *Proxy, w *Watch, req *PushRequest) ([]*Resource, error) {
+func (f GeneratorFunc) Generate(proxy *Proxy, w *Watch, req *PushRequest) (Generated, error) {
 	return f(proxy, w, req)
 }
 

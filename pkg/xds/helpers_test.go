@@ -256,8 +256,8 @@ func waitForFeed(t *testing.T, srv *testServer, cond func([]*Resource) bool) {
 	t.Helper()
 	deadline := time.Now().Add(recvTimeout)
 	for {
-		list, _ := srv.feed.kind(vsGVK).Generate(nil, &Watch{Wildcard: true}, nil)
-		if cond(list) {
+		got, _ := srv.feed.kind(vsGVK).Generate(nil, &Watch{Wildcard: true}, nil)
+		if cond(got.Resources) {
 			return
 		}
 		if time.Now().After(deadline) {

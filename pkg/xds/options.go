@@ -34,6 +34,13 @@ type Options struct {
 	// MaxRecvMessageSize bounds a request; MaxSendMessageSize a response.
 	MaxRecvMessageSize int
 	MaxSendMessageSize int
+	// MaxResponseSize bounds the resources of one response, which is what
+	// grpc-go clients accept by default (4 MiB). Larger answers are split
+	// where the protocol allows (delta responses, and state-of-the-world
+	// EDS and RDS, whose responses need not carry every resource); a
+	// state-of-the-world response that must carry them all is not sent,
+	// and the error is logged and shown on /debug/syncz.
+	MaxResponseSize int
 	// KeepaliveTime is how long a connection may be idle before the
 	// server pings it; KeepaliveTimeout how long the ping may go
 	// unanswered before the connection is closed.
@@ -64,6 +71,7 @@ func DefaultOptions() Options {
 		StreamAdmitTimeout:     30 * time.Second,
 		MaxRecvMessageSize:     4 << 20,
 		MaxSendMessageSize:     64 << 20,
+		MaxResponseSize:        4 << 20,
 		KeepaliveTime:          30 * time.Second,
 		KeepaliveTimeout:       10 * time.Second,
 		// istiod's default: long enough that reconnects are rare, short
@@ -72,6 +80,10 @@ func DefaultOptions() Options {
 		MaxConnectionAgeGrace: 10 * time.Second,
 	}
 }
+
+// minResponseSize is the smallest MaxResponseSize: room for the response's
+// own fields beside the resources.
+const minResponseSize = 64 << 10
 
 // RegisterFlags adds the options to a flag set, with o's values as
 // defaults, so the daemon's command line needs one line for all of them.
@@ -87,6 +99,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.MaxNewStreamsPerSecond, "xds-max-new-streams", o.MaxNewStreamsPerSecond, "new xDS streams admitted per second (beyond it they wait); 0 for no cap")
 	fs.IntVar(&o.MaxRecvMessageSize, "xds-max-recv-message-size", o.MaxRecvMessageSize, "largest xDS request accepted, in bytes")
 	fs.IntVar(&o.MaxSendMessageSize, "xds-max-send-message-size", o.MaxSendMessageSize, "largest xDS response sent, in bytes")
+	fs.IntVar(&o.MaxResponseSize, "xds-max-response-size", o.MaxResponseSize, "largest set of resources in one xDS response, in bytes (grpc-go clients accept 4 MiB); larger answers are split where the protocol allows")
 	fs.DurationVar(&o.KeepaliveTime, "xds-keepalive-time", o.KeepaliveTime, "idle time before the server pings an xDS connection")
 	fs.DurationVar(&o.KeepaliveTimeout, "xds-keepalive-timeout", o.KeepaliveTimeout, "how long a keepalive ping may go unanswered before the connection is closed")
 	fs.DurationVar(&o.MaxConnectionAge, "xds-max-connection-age", o.MaxConnectionAge, "close an xDS connection this long after it opened, so clients rebalance over the replicas; 0 never closes")
@@ -119,6 +132,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxRecvMessageSize < 1 || o.MaxSendMessageSize < 1 {
 		errs = append(errs, errors.New("--xds-max-recv-message-size and --xds-max-send-message-size must be positive"))
+	}
+	if o.MaxResponseSize < minResponseSize || o.MaxResponseSize > o.MaxSendMessageSize {
+		errs = append(errs, fmt.Errorf("--xds-max-response-size must be between %d and --xds-max-send-message-size (%d)", minResponseSize, o.MaxSendMessageSize))
 	}
 	return errors.Join(errs...)
 }

@@ -140,12 +140,12 @@ type counterGenerator struct {
 	scope func(*PushRequest) bool
 }
 
-func (g *counterGenerator) Generate(_ *Proxy, _ *Watch, _ *PushRequest) ([]*Resource, error) {
+func (g *counterGenerator) Generate(_ *Proxy, _ *Watch, _ *PushRequest) (Generated, error) {
 	body, err := anypb.New(structpb.NewStringValue(fmt.Sprint(g.value.Load())))
 	if err != nil {
-		return nil, err
+		return Generated{}, err
 	}
-	return []*Resource{NewResource("r", body)}, nil
+	return Generated{Resources: []*Resource{NewResource("r", body)}}, nil
 }
 
 func (g *counterGenerator) Affects(_ *Proxy, _ *Watch, req *PushRequest) bool {

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -16,6 +17,8 @@ type Resource struct {
 	version string
 	body    *anypb.Any
 	delta   *discoveryv3.Resource
+	// size is about what the resource adds to a response, in bytes.
+	size int
 }
 
 // NewResource wraps a marshalled resource. Its version is a hash of the
@@ -35,6 +38,9 @@ func NewResourceVersion(name, version string, body *anypb.Any) *Resource {
 		version: version,
 		body:    body,
 		delta:   &discoveryv3.Resource{Name: name, Version: version, Resource: body},
+		// The body, its field tag and length, and the name and version a
+		// delta response adds.
+		size: proto.Size(body) + len(name) + len(version) + 16,
 	}
 }
 
@@ -46,3 +52,6 @@ func (r *Resource) Version() string { return r.version }
 
 // Body is the resource as sent.
 func (r *Resource) Body() *anypb.Any { return r.body }
+
+// Size is about how many bytes the resource adds to a response.
+func (r *Resource) Size() int { return r.size }

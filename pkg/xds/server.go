@@ -37,9 +37,16 @@ type Server struct {
 	queue      *pushQueue
 	ledger     *ledger
 	encoded    encodedCache
+	once       onceLog
 	admit      *rate.Limiter
 	changes    chan *PushRequest
 	stop       <-chan struct{}
+
+	// beforePush run, in order, at the start of every push; syncers are
+	// what new streams wait for besides the feeds. Both are set before
+	// Start.
+	beforePush []func(*PushRequest)
+	syncers    []krt.Syncer
 
 	mu          sync.Mutex
 	generation  uint64
@@ -98,6 +105,17 @@ func (s *Server) AddConfigs(gvk config.GroupVersionKind, c krt.Collection[config
 // Generators is where generators of other type URLs (Envoy's CDS, EDS,
 // LDS, RDS) are registered, before Start.
 func (s *Server) Generators() *Generators { return s.generators }
+
+// BeforePush registers f to run once for every debounced push, with its
+// request (its generation set), before any connection is pushed: where
+// generators build what every connection of the push shares, as istiod
+// builds its push context. Call it before Start.
+func (s *Server) BeforePush(f func(*PushRequest)) { s.beforePush = append(s.beforePush, f) }
+
+// WaitForSync makes new streams wait, as they wait for the config feeds,
+// until syncer holds its initial state: for inputs that generators read
+// outside AddConfigs (the service registry). Call it before Start.
+func (s *Server) WaitForSync(syncer krt.Syncer) { s.syncers = append(s.syncers, syncer) }
 
 // Push asks for a push of changes that did not come through AddConfigs
 // (such as the service registry's). It is debounced with the rest, and
@@ -179,8 +197,26 @@ func (s *Server) Addr() string { return s.listenerAddr("plaintext") }
 // TLSAddr is the address the TLS listener is bound to, or "".
 func (s *Server) TLSAddr() string { return s.listenerAddr("tls") }
 
-// HasSynced reports whether every config feed holds its initial state.
-func (s *Server) HasSynced() bool { return s.feed.hasSynced() }
+// HasSynced reports whether every config feed, and everything passed to
+// WaitForSync, holds its initial state.
+func (s *Server) HasSynced() bool {
+	for _, sy := range s.syncers {
+		if !sy.HasSynced() {
+			return false
+		}
+	}
+	return s.feed.hasSynced()
+}
+
+// waitUntilSynced blocks until HasSynced, or stop.
+func (s *Server) waitUntilSynced(stop <-chan struct{}) bool {
+	for _, sy := range s.syncers {
+		if !sy.WaitUntilSynced(stop) {
+			return false
+		}
+	}
+	return s.feed.waitUntilSynced(stop)
+}
 
 // currentGeneration is the generation of the last push.
 func (s *Server) currentGeneration() uint64 {
@@ -192,9 +228,18 @@ func (s *Server) currentGeneration() uint64 {
 // pushAll numbers a debounced request and queues it for every connection;
 // each works out on its own whether the change concerns it.
 func (s *Server) pushAll(req *PushRequest) {
+	// Only the debounce loop pushes, so the generation read here is still
+	// the last one when it is set below. The shared state of the push is
+	// ready before the generation is: a connection opening meanwhile is
+	// either pushed below or starts with that state.
 	s.mu.Lock()
-	s.generation++
-	req.Generation = s.generation
+	req.Generation = s.generation + 1
+	s.mu.Unlock()
+	for _, f := range s.beforePush {
+		f(req)
+	}
+	s.mu.Lock()
+	s.generation = req.Generation
 	conns := make([]*connection, 0, len(s.connections))
 	for c := range s.connections {
 		conns = append(conns, c)
@@ -214,6 +259,11 @@ func (s *Server) openConnection(ctx context.Context, protocol string, node *core
 		s.metrics.refused.WithLabelValues("no-node-id").Inc()
 		return nil, nil, status.Error(codes.InvalidArgument, "xds: the first request of a stream must carry node.id")
 	}
+	proxy, err := ProxyFromNode(node)
+	if err != nil {
+		s.metrics.refused.WithLabelValues("bad-node").Inc()
+		return nil, nil, status.Errorf(codes.InvalidArgument, "xds: %v", err)
+	}
 	if s.admit != nil {
 		wait, cancel := context.WithTimeout(ctx, s.opts.StreamAdmitTimeout)
 		err := s.admit.Wait(wait)
@@ -223,15 +273,16 @@ func (s *Server) openConnection(ctx context.Context, protocol string, node *core
 			return nil, nil, status.Errorf(codes.ResourceExhausted, "xds: too many new streams; retry later (%v)", err)
 		}
 	}
-	if !s.feed.waitUntilSynced(ctx.Done()) {
+	if !s.waitUntilSynced(ctx.Done()) {
 		return nil, nil, status.Error(codes.Unavailable, "xds: stream closed before the configuration was loaded")
 	}
 	addr := ""
 	if p, ok := peer.FromContext(ctx); ok {
 		addr = p.Addr.String()
 	}
+	proxy.Peer, proxy.ConnectedAt = addr, time.Now()
 	c := &connection{
-		proxy:    newProxy(node, addr, time.Now()),
+		proxy:    proxy,
 		protocol: protocol,
 		ctx:      ctx,
 		srv:      s,
@@ -241,6 +292,7 @@ func (s *Server) openConnection(ctx context.Context, protocol string, node *core
 	s.mu.Lock()
 	s.connSeq++
 	c.id = node.GetId() + "-" + strconv.FormatUint(s.connSeq, 10)
+	c.seq = s.connSeq
 	c.processedGen = s.generation
 	c.synced.Store(s.generation)
 	s.connections[c] = struct{}{}

@@ -85,26 +85,51 @@ func sameNames(a, b map[string]struct{}) bool {
 	return true
 }
 
-// respondSotW sends the full set of resources the watch covers, unless it
-// is the set last sent, whether the client ACKed or NACKed it: a NACKed
-// config is not sent again, only a changed one (force sends it anyway, to
-// answer a request).
+// respondSotW sends the resources the watch covers, unless the client
+// holds them already, whether it ACKed or NACKed them: a NACKed config is
+// not sent again, only a changed one (force sends it anyway, to answer a
+// request). Listeners, clusters and config kinds go whole; a push of
+// endpoints or routes carries only the resources that changed (see
+// sendsChangesOnly), so an endpoint change re-sends the clusters it
+// concerns and no others. The version is that of the whole set either
+// way. Answers over the size limit are split where only changes go, and
+// not sent where the whole set must (see sendable).
 func (c *connection) respondSotW(w *watchState, resources []*Resource, req *PushRequest, force bool) error {
 	version := versionOf(resources)
-	if !force && w.sent.Nonce != "" && version == w.sent.Version {
-		return nil
+	changesOnly := sendsChangesOnly(w.TypeURL)
+	send := resources
+	if !force && w.sent.Nonce != "" {
+		if changesOnly {
+			if send = changedSince(w.held, resources); len(send) == 0 {
+				return nil
+			}
+		} else if version == w.sent.Version {
+			return nil
+		}
 	}
-	body, err := c.srv.encoded.get(w.TypeURL, version, resources)
-	if err != nil {
-		c.srv.log.Error("xds: nothing sent", "connection", c.id, "error", err)
-		return nil
+	parts, tooBig := c.sendable(w, send, !changesOnly)
+	for _, part := range parts {
+		// A response carrying the whole set is the same for every client
+		// that holds the same set; a part is named by its own content.
+		subset := ""
+		if len(part) != len(resources) {
+			subset = versionOf(part)
+		}
+		body, err := c.srv.encoded.get(w.TypeURL, version, subset, part)
+		if err != nil {
+			c.fail(w, err.Error())
+			return nil
+		}
+		nonce := c.nextNonce()
+		if err := c.sotwSend(&preEncoded{body: body, nonce: nonce}); err != nil {
+			return err
+		}
+		c.recordSent(w, nonce, version, req.Generation, len(part), req.Start)
+		c.srv.metrics.pushes.WithLabelValues(c.srv.typeLabel(w.TypeURL)).Inc()
 	}
-	nonce := c.nextNonce()
-	if err := c.sotwSend(&preEncoded{body: body, nonce: nonce}); err != nil {
-		return err
+	if len(parts) > 0 {
+		w.held = without(resources, tooBig)
 	}
-	c.recordSent(w, nonce, version, req.Generation, len(resources), req.Start)
-	c.srv.metrics.pushes.WithLabelValues(c.srv.typeLabel(w.TypeURL)).Inc()
 	return nil
 }
 

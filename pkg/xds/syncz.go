@@ -41,6 +41,12 @@ type typeSync struct {
 	Sent     *sentRecord `json:"sent,omitempty"`
 	Acked    *ackRecord  `json:"acked,omitempty"`
 	LastNACK *nackRecord `json:"lastNack,omitempty"`
+	// Warnings are the generator's about the configuration it could not
+	// generate as written, as of the last generation for this client.
+	Warnings []string `json:"warnings,omitempty"`
+	// LastError is what kept the last response from being sent as
+	// generated (too big, a generator error), if anything did.
+	LastError *failureRecord `json:"lastError,omitempty"`
 }
 
 // waitResult is the answer of /debug/syncz?generation=N&wait=D.
@@ -146,18 +152,15 @@ func (c *connection) status(withTypes bool) connectionSync {
 	if !withTypes {
 		return out
 	}
-	deadline := time.Now().Add(statusLockWait)
-	for !c.mu.TryLock() {
-		if time.Now().After(deadline) {
-			out.Busy = true
-			return out
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !c.lockWithin(statusLockWait) {
+		out.Busy = true
+		return out
 	}
 	defer c.mu.Unlock()
 	for _, typeURL := range c.types {
 		w := c.watches[typeURL]
-		t := typeSync{TypeURL: typeURL, Wildcard: w.Wildcard, Names: sortedNames(w.Names), LastNACK: w.nack}
+		t := typeSync{TypeURL: typeURL, Wildcard: w.Wildcard, Names: sortedNames(w.Names), LastNACK: w.nack,
+			Warnings: w.warnings, LastError: w.failure}
 		if w.sent.Nonce != "" {
 			sent := w.sent
 			t.Sent = &sent
@@ -169,6 +172,19 @@ func (c *connection) status(withTypes bool) connectionSync {
 		out.Types = append(out.Types, t)
 	}
 	return out
+}
+
+// lockWithin takes c.mu, waiting at most d for a connection in the middle
+// of a send; it reports whether it got it.
+func (c *connection) lockWithin(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !c.mu.TryLock() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

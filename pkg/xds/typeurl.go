@@ -38,3 +38,12 @@ func comparePushOrder(a, b string) int {
 	}
 	return strings.Compare(a, b)
 }
+
+// sendsChangesOnly reports whether a state-of-the-world push of a type
+// carries only the resources that changed. The protocol requires the
+// whole set in every response for listeners and clusters (a resource left
+// out is deleted) and allows a subset for the types clients subscribe to
+// by name, endpoints and routes: there, what a response leaves out stays
+// as it was. Config distribution types are sent whole, as their clients
+// (mirrors, tools) expect state of the world.
+func sendsChangesOnly(typeURL string) bool { return typeURL == EndpointType || typeURL == RouteType }

@@ -49,7 +49,7 @@ func BuildClusters(p *Proxy, m *Model, names []string) Result {
 				}
 			}
 		}
-		if p.Flavour == Sidecar {
+		if p.Kind == Sidecar {
 			add(blackHoleCluster())
 			add(passthroughCluster(m))
 		}
@@ -58,12 +58,12 @@ func BuildClusters(p *Proxy, m *Model, names []string) Result {
 	for _, name := range names {
 		switch name {
 		case BlackHoleCluster:
-			if p.Flavour != ProxylessGRPC {
+			if p.Kind != ProxylessGRPC {
 				add(blackHoleCluster())
 			}
 			continue
 		case PassthroughCluster:
-			if p.Flavour != ProxylessGRPC {
+			if p.Kind != ProxylessGRPC {
 				add(passthroughCluster(m))
 			}
 			continue
@@ -93,7 +93,7 @@ func BuildClusters(p *Proxy, m *Model, names []string) Result {
 // proxy cannot be given it.
 func (b *build) cluster(svc *registry.Service, port registry.Port, subsetName string, dr *destinationRule) *clusterv3.Cluster {
 	name := ClusterName(port.Number, subsetName, svc.Hostname)
-	f := b.p.Flavour
+	f := b.p.Kind
 	object := "service " + svc.ResourceName()
 	if dr != nil {
 		object = dr.cfg.Key()

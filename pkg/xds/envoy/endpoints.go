@@ -31,7 +31,7 @@ func BuildEndpoints(p *Proxy, m *Model, names []string) Result {
 			continue
 		}
 		svc := m.service(ref.Host, p)
-		if svc == nil || !usesEDS(svc, p.Flavour) {
+		if svc == nil || !usesEDS(svc, p.Kind) {
 			continue
 		}
 		port, ok := svc.Port(ref.Port)

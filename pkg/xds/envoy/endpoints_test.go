@@ -38,16 +38,16 @@ func TestEndpoints(t *testing.T) {
 			reviewsV3: "zone-b(1): 127.0.0.13:50051 HEALTHY x1",
 		}
 		if len(r.Resources) != len(want) {
-			t.Errorf("%s: assignments %v, want those of %d EDS clusters (none for the DNS one)", p.Flavour, r.Names(), len(want))
+			t.Errorf("%s: assignments %v, want those of %d EDS clusters (none for the DNS one)", p.Kind, r.Names(), len(want))
 		}
 		for name, w := range want {
 			cla, ok := r.ByName(name).(*endpointv3.ClusterLoadAssignment)
 			if !ok {
-				t.Errorf("%s: no assignment %s", p.Flavour, name)
+				t.Errorf("%s: no assignment %s", p.Kind, name)
 				continue
 			}
 			if got := render(cla); got != w || cla.ClusterName != name {
-				t.Errorf("%s %s:\n got %s\nwant %s", p.Flavour, name, got, w)
+				t.Errorf("%s %s:\n got %s\nwant %s", p.Kind, name, got, w)
 			}
 		}
 	}

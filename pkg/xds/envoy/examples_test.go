@@ -15,21 +15,21 @@ import (
 func TestExamplesGenerate(t *testing.T) {
 	w := &world{registrytest.Load(t, []string{"../../../examples/config/bookinfo"}, nil)}
 	m := w.model()
-	gw := &envoy.Proxy{ID: "gw", Flavour: envoy.Gateway, Namespace: "bookinfo", Labels: map[string]string{"istio": "ingressgateway"}}
-	app := &envoy.Proxy{ID: "app", Flavour: envoy.ProxylessGRPC, Namespace: "bookinfo"}
-	for _, p := range []*envoy.Proxy{{ID: "sidecar", Flavour: envoy.Sidecar, Namespace: "bookinfo"}, gw, app} {
+	gw := &envoy.Proxy{ID: "gw", Kind: envoy.Gateway, Namespace: "bookinfo", Labels: map[string]string{"istio": "ingressgateway"}}
+	app := &envoy.Proxy{ID: "app", Kind: envoy.ProxylessGRPC, Namespace: "bookinfo"}
+	for _, p := range []*envoy.Proxy{{ID: "sidecar", Kind: envoy.Sidecar, Namespace: "bookinfo"}, gw, app} {
 		for _, typ := range envoy.Types() {
 			var names []string
-			if p.Flavour == envoy.ProxylessGRPC && (typ == envoy.ListenerType || typ == envoy.RouteType) {
+			if p.Kind == envoy.ProxylessGRPC && (typ == envoy.ListenerType || typ == envoy.RouteType) {
 				names = []string{"reviews:9080", "ratings:9080"}
 			}
 			res := envoy.Builders{}.Generate(envoy.Request{Proxy: p, TypeURL: typ, Names: names}, m)
 			if len(res.Resources) == 0 {
-				t.Errorf("%s %s: nothing", p.Flavour, typ)
+				t.Errorf("%s %s: nothing", p.Kind, typ)
 			}
 			for _, r := range res.Resources {
 				if err := envoy.Validate(r.Message); err != nil {
-					t.Errorf("%s %s %s: %v", p.Flavour, typ, r.Name, err)
+					t.Errorf("%s %s %s: %v", p.Kind, typ, r.Name, err)
 				}
 			}
 		}

@@ -36,6 +36,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	xdsserver "github.com/meshcp/meshcp/pkg/xds"
 	"github.com/meshcp/meshcp/pkg/xds/envoy"
 )
 
@@ -218,12 +219,12 @@ func grpcNode(id string) *corev3.Node {
 // the test unless allowed.
 func (x *xdsServer) serve(t *testing.T, id string, m *envoy.Model, allowWarnings ...bool) {
 	t.Helper()
-	proxy, err := envoy.ProxyFromNode(grpcNode(id))
+	proxy, err := xdsserver.ProxyFromNode(grpcNode(id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if proxy.Flavour != envoy.ProxylessGRPC {
-		t.Fatalf("node %s read as %s", id, proxy.Flavour)
+	if proxy.Kind != envoy.ProxylessGRPC {
+		t.Fatalf("node %s read as %s", id, proxy.Kind)
 	}
 	gen := envoy.Builders{}
 	// go-control-plane's cache answers an ADS client only when the

@@ -36,9 +36,9 @@ func (w *world) modelWithMesh(mc *mesh.MeshConfigResource) *envoy.Model {
 }
 
 var (
-	sidecar = &envoy.Proxy{ID: "sidecar~127.0.0.1~productpage.default~default.svc.cluster.local", Flavour: envoy.Sidecar, Namespace: "default"}
-	grpcApp = &envoy.Proxy{ID: "grpc-client-1", Flavour: envoy.ProxylessGRPC, Namespace: "default"}
-	ingress = &envoy.Proxy{ID: "router~127.0.0.1~ingress.web~web.svc.cluster.local", Flavour: envoy.Gateway, Namespace: "web",
+	sidecar = &envoy.Proxy{ID: "sidecar~127.0.0.1~productpage.default~default.svc.cluster.local", Kind: envoy.Sidecar, Namespace: "default"}
+	grpcApp = &envoy.Proxy{ID: "grpc-client-1", Kind: envoy.ProxylessGRPC, Namespace: "default"}
+	ingress = &envoy.Proxy{ID: "router~127.0.0.1~ingress.web~web.svc.cluster.local", Kind: envoy.Gateway, Namespace: "web",
 		Labels: map[string]string{"istio": "ingressgateway"}}
 )
 

@@ -58,7 +58,7 @@ func (b *build) virtualServiceRoutes(v *virtualService, rc routeContext) []*rout
 		}
 		catchAll := false
 		for j, mr := range matches {
-			match, err := routeMatch(mr, b.p.Flavour)
+			match, err := routeMatch(mr, b.p.Kind)
 			if err != nil {
 				b.w.add(object, fmt.Sprintf("%s.match[%d]", field, j), "%v; match left out", err)
 				continue
@@ -209,7 +209,7 @@ func (t routeTemplate) clone() *routev3.Route {
 // max_stream_duration.
 func (b *build) routeAction(v *virtualService, h *networking.HTTPRoute, field string, rc routeContext) (routeTemplate, bool) {
 	object := v.cfg.Key()
-	grpc := b.p.Flavour == ProxylessGRPC
+	grpc := b.p.Kind == ProxylessGRPC
 	r := &routev3.Route{}
 	if fault := faultConfig(h.Fault, &b.w, object, field+".fault"); fault != nil {
 		r.TypedPerFilterConfig = map[string]*anypb.Any{faultFilterName: mustAny(fault)}
@@ -273,7 +273,7 @@ func (b *build) routeAction(v *virtualService, h *networking.HTTPRoute, field st
 		action.ClusterSpecifier = &routev3.RouteAction_WeightedClusters{WeightedClusters: &routev3.WeightedCluster{Clusters: weighted}}
 	}
 	if hashSet {
-		action.HashPolicy = hashPolicies(hashFrom.loadBalancer, b.p.Flavour, &b.w, object)
+		action.HashPolicy = hashPolicies(hashFrom.loadBalancer, b.p.Kind, &b.w, object)
 	}
 	b.applyTimeout(action, h.Timeout)
 	action.RetryPolicy = b.retryPolicy(h.Retries, object, field+".retries")
@@ -347,7 +347,7 @@ func (b *build) destinationCluster(v *virtualService, d *networking.Destination,
 // timeout, when the route sets none, as istiod does); for gRPC
 // max_stream_duration, which is what gRPC implements (A31).
 func (b *build) applyTimeout(a *routev3.RouteAction, timeout *durationpb.Duration) {
-	if b.p.Flavour == ProxylessGRPC {
+	if b.p.Kind == ProxylessGRPC {
 		if timeout != nil && timeout.AsDuration() > 0 {
 			a.MaxStreamDuration = &routev3.RouteAction_MaxStreamDuration{MaxStreamDuration: timeout, GrpcTimeoutHeaderMax: timeout}
 		}
@@ -371,7 +371,7 @@ const defaultRetryOn = "connect-failure,refused-stream,unavailable,cancelled,ret
 // only the retries a route asks for, on the gRPC codes named in retryOn.
 // Zero attempts turns retries off.
 func (b *build) retryPolicy(r *networking.HTTPRetry, object, field string) *routev3.RetryPolicy {
-	grpc := b.p.Flavour == ProxylessGRPC
+	grpc := b.p.Kind == ProxylessGRPC
 	if r == nil {
 		if grpc {
 			return nil
@@ -593,7 +593,7 @@ func directResponse(d *networking.HTTPDirectResponse) *routev3.DirectResponseAct
 func (b *build) defaultRoute(svc *registry.Service, port uint32) *routev3.Route {
 	action := &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: ClusterName(port, "", svc.Hostname)}}
 	if dr := b.m.destinationRule(svc, b.p); dr != nil {
-		action.HashPolicy = hashPolicies(policyFor(dr, nil, port).loadBalancer, b.p.Flavour, &b.w, dr.cfg.Key())
+		action.HashPolicy = hashPolicies(policyFor(dr, nil, port).loadBalancer, b.p.Kind, &b.w, dr.cfg.Key())
 	}
 	b.applyTimeout(action, nil)
 	action.RetryPolicy = b.retryPolicy(nil, "", "")

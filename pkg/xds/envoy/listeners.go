@@ -38,7 +38,7 @@ import (
 func BuildListeners(p *Proxy, m *Model, names []string) Result {
 	b := newBuild(p, m)
 	var out []Resource
-	switch p.Flavour {
+	switch p.Kind {
 	case ProxylessGRPC:
 		out = b.grpcListeners(names)
 	case Sidecar:
@@ -46,7 +46,7 @@ func BuildListeners(p *Proxy, m *Model, names []string) Result {
 	case Gateway:
 		out = b.gatewayListeners()
 	}
-	if len(names) > 0 && p.Flavour != ProxylessGRPC {
+	if len(names) > 0 && p.Kind != ProxylessGRPC {
 		keep := wanted(names)
 		out = slices.DeleteFunc(out, func(r Resource) bool { return !keep(r.Name) })
 	}

@@ -125,7 +125,7 @@ func TestGatewayListeners(t *testing.T) {
 	if len(r.Warnings) != 1 || r.Warnings[0].Field != "spec.servers[2]" {
 		t.Errorf("warnings = %v", r.Warnings)
 	}
-	if got := envoy.BuildListeners(&envoy.Proxy{ID: "other", Flavour: envoy.Gateway, Namespace: "web"}, m, nil); len(got.Resources) != 0 {
+	if got := envoy.BuildListeners(&envoy.Proxy{ID: "other", Kind: envoy.Gateway, Namespace: "web"}, m, nil); len(got.Resources) != 0 {
 		t.Errorf("a gateway no Gateway selects got %v", got.Names())
 	}
 }

@@ -36,7 +36,7 @@ func BuildRoutes(p *Proxy, m *Model, names []string) Result {
 	var out []Resource
 	for _, name := range names {
 		var rc *routev3.RouteConfiguration
-		switch p.Flavour {
+		switch p.Kind {
 		case ProxylessGRPC:
 			rc = b.grpcRouteConfig(name)
 		case Sidecar:

@@ -52,7 +52,7 @@ func TestResponsesFitAtScale(t *testing.T) {
 		t.Skip("scale test")
 	}
 	m := bigMesh(500)
-	p := &envoy.Proxy{ID: "sidecar", Flavour: envoy.Sidecar, Namespace: "ns"}
+	p := &envoy.Proxy{ID: "sidecar", Kind: envoy.Sidecar, Namespace: "ns"}
 	for _, typ := range envoy.Types() {
 		res := envoy.Builders{}.Generate(envoy.Request{Proxy: p, TypeURL: typ}, m)
 		size := res.Size()
@@ -72,7 +72,7 @@ func TestResponsesFitAtScale(t *testing.T) {
 // mesh gets, one type per sub-benchmark: the cost of a full push.
 func BenchmarkSidecarPush(b *testing.B) {
 	m := bigMesh(500)
-	p := &envoy.Proxy{ID: "sidecar", Flavour: envoy.Sidecar, Namespace: "ns"}
+	p := &envoy.Proxy{ID: "sidecar", Kind: envoy.Sidecar, Namespace: "ns"}
 	for _, typ := range envoy.Types() {
 		b.Run(typ[len("type.googleapis.com/envoy.config."):], func(b *testing.B) {
 			b.ReportAllocs()

@@ -29,26 +29,26 @@ func TestEveryResourceValidates(t *testing.T) {
 	for _, p := range []*envoy.Proxy{sidecar, grpcApp, ingress} {
 		for _, typ := range envoy.Types() {
 			req := envoy.Request{Proxy: p, TypeURL: typ, Names: grpcNames[typ]}
-			if p.Flavour != envoy.ProxylessGRPC {
+			if p.Kind != envoy.ProxylessGRPC {
 				req.Names = nil
 			}
-			if p.Flavour == envoy.ProxylessGRPC && (typ == envoy.ClusterType || typ == envoy.EndpointType) {
+			if p.Kind == envoy.ProxylessGRPC && (typ == envoy.ClusterType || typ == envoy.EndpointType) {
 				req.Names = envoy.BuildClusters(p, m, nil).Names()
 			}
 			res := envoy.Builders{}.Generate(req, m)
 			if len(res.Resources) == 0 {
-				t.Errorf("%s %s: nothing generated", p.Flavour, typ)
+				t.Errorf("%s %s: nothing generated", p.Kind, typ)
 			}
 			for _, r := range res.Resources {
 				if err := envoy.Validate(r.Message); err != nil {
-					t.Errorf("%s %s %s is invalid: %v\n%s", p.Flavour, typ, r.Name, err, asJSON(r.Message))
+					t.Errorf("%s %s %s is invalid: %v\n%s", p.Kind, typ, r.Name, err, asJSON(r.Message))
 				}
 			}
 			if size := res.Size(); size > maxResponse {
-				t.Errorf("%s %s: %d bytes, over 4 MiB", p.Flavour, typ, size)
+				t.Errorf("%s %s: %d bytes, over 4 MiB", p.Kind, typ, size)
 			}
 			for _, warn := range res.Warnings {
-				t.Logf("%s %s: %s", p.Flavour, typ, warn)
+				t.Logf("%s %s: %s", p.Kind, typ, warn)
 			}
 		}
 	}

@@ -5,7 +5,8 @@
 //	GatewayClass objects -> gateway/GatewayClassObjects ┐
 //	                        gateway/DefaultGatewayClass ┴> gateway/GatewayClasses
 //	Gateway objects -> gateway/Gateways (one per listener; + /status) -> gateway/GatewayConfigs
-//	HTTPRoute, GRPCRoute, TCPRoute, TLSRoute objects -> gateway/HTTPRoutes... (fragments; + /status)
+//	HTTPRoute, GRPCRoute, TCPRoute, TLSRoute objects -> gateway/HTTPRoutes... (fragments, for listeners and
+//	    for Services (mesh routing); + /status)
 //	    -> gateway/RouteFragments -> gateway/RouteFragmentsByHost -> gateway/VirtualServices
 //	route statuses -> gateway/RouteAttachments -> gateway/status/Gateway (attachedRoutes)
 //
@@ -46,6 +47,17 @@
 // that do not resolve get a 500 (a direct response, or an abort fault
 // for their share of the weight). HTTPRoutes and GRPCRoutes never share a
 // listener and hostname: the older wins.
+//
+// # Mesh routing
+//
+// An HTTPRoute or GRPCRoute whose parentRef is a Service (GAMMA) routes
+// the mesh's own traffic to it, for sidecars and proxyless gRPC clients:
+// a VirtualService bound to "mesh" for the Service's host, in the route's
+// namespace, exported to that namespace only for a consumer route (one in
+// another namespace than the Service), merged per namespace in precedence
+// order, its matches limited to the parentRef's port if it names one. Its
+// status entry has Accepted False (NoMatchingParent) when the Service or
+// the port does not exist. See mesh.go.
 //
 // # Statuses
 //

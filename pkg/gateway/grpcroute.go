@@ -103,6 +103,19 @@ func grpcMatch(m *gatewayv1.GRPCRouteMatch) (*networking.HTTPMatchRequest, prece
 	if out.Uri == nil && out.Headers == nil {
 		out.Uri = &networking.StringMatch{MatchType: &networking.StringMatch_Prefix{Prefix: "/"}}
 	}
+	// Where GRPCRoutes and HTTPRoutes share a VirtualService (both on one
+	// Service, for the mesh) they are ordered by HTTPRoute precedence: a
+	// match reads as the path match it becomes, no path as the prefix "/".
+	switch u := out.Uri.GetMatchType().(type) {
+	case *networking.StringMatch_Exact:
+		p.PathKind, p.PathLen = pathExact, len(u.Exact)
+	case *networking.StringMatch_Prefix:
+		p.PathKind, p.PathLen = pathPrefix, len(u.Prefix)
+	case *networking.StringMatch_Regex:
+		p.PathKind, p.PathLen = pathRegex, len(u.Regex)
+	default:
+		p.PathKind, p.PathLen = pathPrefix, 1
+	}
 	return out, p
 }
 

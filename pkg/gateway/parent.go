@@ -25,10 +25,12 @@ type routeParent struct {
 }
 
 // listenerAttachment is a listener a route attached to, with the hosts
-// the route serves there.
+// the route serves there; or, for a parentRef naming a Service, the mesh
+// host it serves.
 type listenerAttachment struct {
 	listener Gateway
 	hosts    []string
+	mesh     *meshResult
 }
 
 // parentResult is the outcome of one parentRef that names a Gateway of
@@ -41,10 +43,11 @@ type parentResult struct {
 }
 
 // attachRoute checks each parentRef of a route against the listeners of
-// the Gateway it names. References to other kinds (a Service, for mesh
-// routing) and to Gateways that are not ours (another class, or none that
-// exists) are left out: their status belongs to someone else. For the
-// others the route attaches to every listener that
+// the Gateway it names, and, for HTTPRoutes and GRPCRoutes, against the
+// Service it names (mesh routing, see attachToServices). References to
+// other kinds and to Gateways that are not ours (another class, or none
+// that exists) are left out: their status belongs to someone else. For
+// Gateways of ours the route attaches to every listener that
 //
 //   - matches the parentRef's sectionName and port, if given (else the
 //     reason is NoMatchingParent),
@@ -66,6 +69,13 @@ func attachRoute(ctx krt.HandlerContext, r routeParent, in *routeInputs) []paren
 			continue
 		}
 		out = append(out, attachToGateway(r, ref, listeners, r.rivals.rivalsOn(ctx, r, gw.key())))
+	}
+	for _, m := range attachToServices(ctx, r, in) {
+		pr := parentResult{ref: m.ref, reason: m.reason, message: m.message}
+		if m.reason == "" {
+			pr.attached = []listenerAttachment{{mesh: &m}}
+		}
+		out = append(out, pr)
 	}
 	return out
 }

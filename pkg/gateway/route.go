@@ -73,13 +73,16 @@ func refOf(kind string, c config.Config) routeRef {
 // listener and host are merged, in precedence order, into one
 // VirtualService (see mergeVirtualService).
 type routeFragment struct {
-	// Gateway is the Istio Gateway ("namespace/name") of the listener.
+	// Gateway is the Istio Gateway ("namespace/name") of the listener, or
+	// "mesh" for a route whose parent is a Service (see mesh.go).
 	Gateway string
 	Host    string
 	Route   routeRef
 	HTTP    []httpEntry
 	TCP     []*networking.TCPRoute
 	TLS     []*networking.TLSRoute
+	// ExportTo is the VirtualService's: "." for a consumer route.
+	ExportTo []string
 }
 
 // httpEntry is one http route of a VirtualService with its place in the
@@ -94,12 +97,20 @@ func (f routeFragment) ResourceName() string {
 	return f.Route.String() + "@" + f.Gateway + "@" + f.Host
 }
 
-// virtualServiceKey is the VirtualService a fragment belongs to.
-func (f routeFragment) virtualServiceKey() string { return f.Gateway + "@" + f.Host }
+// virtualServiceKey is the VirtualService a fragment belongs to: one per
+// listener and host, and for the mesh one per Service host and namespace
+// of the routes (producer routes share one, each consumer namespace has
+// its own).
+func (f routeFragment) virtualServiceKey() string {
+	if f.Gateway == meshGateway {
+		return f.Route.Namespace + "/" + meshGateway + "@" + f.Host
+	}
+	return f.Gateway + "@" + f.Host
+}
 
 // Equals compares fragments, protobufs by value.
 func (f routeFragment) Equals(o routeFragment) bool {
-	return f.Gateway == o.Gateway && f.Host == o.Host && f.Route == o.Route &&
+	return f.Gateway == o.Gateway && f.Host == o.Host && f.Route == o.Route && slices.Equal(f.ExportTo, o.ExportTo) &&
 		slices.EqualFunc(f.HTTP, o.HTTP, func(a, b httpEntry) bool { return a.Precedence == b.Precedence && protoEqual(a.Route, b.Route) }) &&
 		slices.EqualFunc(f.TCP, o.TCP, protoEqual[*networking.TCPRoute]) &&
 		slices.EqualFunc(f.TLS, o.TLS, protoEqual[*networking.TLSRoute])
@@ -160,6 +171,10 @@ func translateRoute(ctx krt.HandlerContext, p routeParent, content routeContent,
 			continue
 		}
 		for _, a := range pr.attached {
+			if a.mesh != nil {
+				fragments = append(fragments, meshFragment(ref, *a.mesh, content))
+				continue
+			}
 			l := a.listener
 			status.Attachments = append(status.Attachments, RouteAttachment{
 				Route: ref.String(), Gateway: l.parentKey(), Listener: string(l.ParentInfo.SectionName),

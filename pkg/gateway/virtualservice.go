@@ -47,7 +47,7 @@ func mergeVirtualService(fragments []routeFragment, domain string) *config.Confi
 		route routeRef
 	}
 	var entries []placed
-	vs := &networking.VirtualService{Hosts: []string{fs[0].Host}, Gateways: []string{fs[0].Gateway}}
+	vs := &networking.VirtualService{Hosts: []string{fs[0].Host}, Gateways: []string{fs[0].Gateway}, ExportTo: slices.Clone(fs[0].ExportTo)}
 	parents := make([]string, 0, len(fs))
 	for _, f := range fs {
 		for _, e := range f.HTTP {
@@ -72,7 +72,7 @@ func mergeVirtualService(fragments []routeFragment, domain string) *config.Confi
 	return &config.Config{
 		Meta: config.Meta{
 			GroupVersionKind: schema.VirtualService,
-			Name:             virtualServiceName(fs[0].Gateway, fs[0].Host),
+			Name:             virtualServiceName(namingGateway(fs[0]), fs[0].Host),
 			Namespace:        fs[0].Route.Namespace,
 			Domain:           domain,
 			Annotations: map[string]string{
@@ -82,6 +82,16 @@ func mergeVirtualService(fragments []routeFragment, domain string) *config.Confi
 		},
 		Spec: vs,
 	}
+}
+
+// namingGateway is the "namespace/name" a fragment's VirtualService is
+// named after: its listener's Istio Gateway, or "<namespace>/mesh" for
+// mesh routes.
+func namingGateway(f routeFragment) string {
+	if f.Gateway == meshGateway {
+		return f.Route.Namespace + "/" + meshGateway
+	}
+	return f.Gateway
 }
 
 // virtualServiceName names the VirtualService of a listener (by its Istio

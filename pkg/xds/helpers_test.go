@@ -3,9 +3,11 @@ package xds
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,11 +48,43 @@ type testServer struct {
 	*Server
 	vs   krt.StaticCollection[config.Config]
 	stop chan struct{}
+	logs *logBuffer
+}
+
+// logBuffer keeps what the server logged, for tests of its logs.
+type logBuffer struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lines = append(b.lines, strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// count returns how many lines hold every one of all.
+func (b *logBuffer) count(all ...string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, l := range b.lines {
+		match := true
+		for _, s := range all {
+			match = match && strings.Contains(l, s)
+		}
+		if match {
+			n++
+		}
+	}
+	return n
 }
 
 // startServer starts a server with the given VirtualServices; edit
-// changes the options first.
-func startServer(t testing.TB, vss []config.Config, edit func(*Options)) *testServer {
+// changes the options first, setup (registering generators, hooks) runs
+// before Start.
+func startServer(t testing.TB, vss []config.Config, edit func(*Options), setup ...func(*Server)) *testServer {
 	t.Helper()
 	opts := DefaultOptions()
 	opts.Addr, opts.TLSAddr = "127.0.0.1:0", ""
@@ -60,7 +94,8 @@ func startServer(t testing.TB, vss []config.Config, edit func(*Options)) *testSe
 	}
 	stop := make(chan struct{})
 	vs := krt.NewStaticCollection[config.Config](nil, vss, krt.WithStop(stop), krt.WithName("test/VirtualService"))
-	var logs slog.Handler = slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})
+	kept := &logBuffer{}
+	var logs slog.Handler = slog.NewTextHandler(io.MultiWriter(testWriter{t}, kept), &slog.HandlerOptions{Level: slog.LevelDebug})
 	if _, fuzzing := t.(*testing.F); fuzzing {
 		logs = slog.DiscardHandler // a fuzz target may not log through f
 	}
@@ -69,6 +104,9 @@ func startServer(t testing.TB, vss []config.Config, edit func(*Options)) *testSe
 		t.Fatal(err)
 	}
 	srv.AddConfigs(vsGVK, vs)
+	for _, f := range setup {
+		f(srv)
+	}
 	if err := srv.Start(stop); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +114,7 @@ func startServer(t testing.TB, vss []config.Config, edit func(*Options)) *testSe
 		close(stop)
 		srv.Wait()
 	})
-	return &testServer{Server: srv, vs: vs, stop: stop}
+	return &testServer{Server: srv, vs: vs, stop: stop, logs: kept}
 }
 
 type testWriter struct{ t testing.TB }

@@ -155,7 +155,7 @@ func (b *build) cluster(svc *registry.Service, port registry.Port, subsetName st
 	}
 	ctx, err := upstreamTLS(tls, f, sans, sni)
 	if err != nil {
-		b.w.add(object, "trafficPolicy.tls", "cluster %s not generated for %s client %s: %v", name, f, b.p.ID, err)
+		b.w.add(object, "trafficPolicy.tls", "cluster %s not generated for %s clients: %v", name, f, err)
 		return nil
 	}
 	if ctx != nil {

@@ -33,6 +33,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/xds"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -219,6 +220,13 @@ func grpcNode(id string) *corev3.Node {
 // the test unless allowed.
 func (x *xdsServer) serve(t *testing.T, id string, m *envoy.Model, allowWarnings ...bool) {
 	t.Helper()
+	x.serveEdited(t, id, m, nil, allowWarnings...)
+}
+
+// serveEdited is serve with each generated resource passed to edit
+// before it is set (nil: as generated).
+func (x *xdsServer) serveEdited(t *testing.T, id string, m *envoy.Model, edit func(proto.Message), allowWarnings ...bool) {
+	t.Helper()
 	proxy, err := xdsserver.ProxyFromNode(grpcNode(id))
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +253,9 @@ func (x *xdsServer) serve(t *testing.T, id string, m *envoy.Model, allowWarnings
 		for _, r := range res.Resources {
 			if err := envoy.Validate(r.Message); err != nil {
 				t.Fatalf("%s %s %s: %v", id, typ, r.Name, err)
+			}
+			if edit != nil {
+				edit(r.Message)
 			}
 			resources[typ] = append(resources[typ], r.Message)
 			if rc, ok := r.Message.(*routev3.RouteConfiguration); ok {
@@ -500,4 +511,37 @@ func TestGRPCClientRoutesByGeneratedConfig(t *testing.T) {
 		}
 	})
 	x.checkNoNACK(t)
+}
+
+// Why gRPC clients get no path_separated_prefix (see pathPrefixes):
+// grpc-go rejects a route configuration that uses it. Should a grpc-go
+// release accept it, this test fails, and the builders can send it to gRPC
+// clients too.
+func TestGRPCClientRejectsPathSeparatedPrefix(t *testing.T) {
+	x := startXDSServer(t)
+	x.serveEdited(t, "client-separated", loadWorld(t, "", meshFiles(9080)).model(), func(m proto.Message) {
+		if rc, ok := m.(*routev3.RouteConfiguration); ok {
+			for _, vh := range rc.VirtualHosts {
+				for _, r := range vh.Routes {
+					r.Match.PathSpecifier = &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: "/reviews.Reviews"}
+				}
+			}
+		}
+	})
+	x.dial(t, "client-separated").Connect()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		x.mu.Lock()
+		nacks := slices.Clone(x.nacks)
+		x.mu.Unlock()
+		for _, n := range nacks {
+			if strings.Contains(n, envoy.RouteType) && strings.Contains(n, "path specifier") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("grpc-go did not NACK path_separated_prefix; NACKs: %v", nacks)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

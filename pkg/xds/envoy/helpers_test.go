@@ -25,12 +25,18 @@ func loadWorld(t testing.TB, name string, extra map[string]string) *world {
 	return &world{registrytest.Load(t, dirs, extra)}
 }
 
+// sources are the world's collections, as the daemon hands them to
+// envoy.Serve.
+func (w *world) sources() envoy.Sources {
+	return envoy.Sources{Registry: w.Registry, Configs: w.Sources}
+}
+
 func (w *world) model() *envoy.Model {
-	return envoy.NewModel(envoy.InputsFrom(w.Registry, w.Sources, nil))
+	return envoy.NewModel(envoy.InputsFrom(w.sources()))
 }
 
 func (w *world) modelWithMesh(mc *mesh.MeshConfigResource) *envoy.Model {
-	in := envoy.InputsFrom(w.Registry, w.Sources, nil)
+	in := envoy.InputsFrom(w.sources())
 	in.Mesh = mc.MeshConfig
 	return envoy.NewModel(in)
 }

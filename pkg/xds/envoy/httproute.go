@@ -15,6 +15,7 @@ import (
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -63,17 +64,50 @@ func (b *build) virtualServiceRoutes(v *virtualService, rc routeContext) []*rout
 				b.w.add(object, fmt.Sprintf("%s.match[%d]", field, j), "%v; match left out", err)
 				continue
 			}
-			r := action.clone()
-			r.Match = match
-			r.Name = routeName(h.Name, mr)
-			out = append(out, r)
-			catchAll = catchAll || isCatchAll(match)
+			for _, m := range b.pathPrefixes(match, v.elementPrefixes, object, fmt.Sprintf("%s.match[%d].uri", field, j)) {
+				r := action.clone()
+				r.Match = m
+				r.Name = routeName(h.Name, mr)
+				out = append(out, r)
+				catchAll = catchAll || isCatchAll(m)
+			}
 		}
 		if catchAll {
 			break
 		}
 	}
 	return out
+}
+
+// pathPrefixes gives a match its prefix semantics. Istio's prefixes are
+// by character ("/foo" matches "/foobar"); the Gateway API's, which
+// VirtualServices marked with gateway route semantics carry, are by path
+// element ("/foo" matches "/foo" and "/foo/bar", not "/foobar"). Envoy
+// has that as path_separated_prefix; grpc-go does not (it rejects the
+// whole route configuration that uses it, as of v1.85), so gRPC clients
+// get the two matches it stands for: the exact path and the prefix
+// "/foo/".
+func (b *build) pathPrefixes(m *routev3.RouteMatch, elementWise bool, object, field string) []*routev3.RouteMatch {
+	prefix, ok := m.PathSpecifier.(*routev3.RouteMatch_Prefix)
+	if !elementWise || !ok || prefix.Prefix == "/" || prefix.Prefix == "" {
+		return []*routev3.RouteMatch{m}
+	}
+	p := strings.TrimRight(prefix.Prefix, "/")
+	if p == "" {
+		return []*routev3.RouteMatch{m}
+	}
+	if strings.ContainsAny(p, "?#") {
+		b.w.add(object, field, "prefix %q holds a query or fragment character and cannot match by path element; matched by character", prefix.Prefix)
+		return []*routev3.RouteMatch{m}
+	}
+	if b.p.Kind != ProxylessGRPC {
+		m.PathSpecifier = &routev3.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: p}
+		return []*routev3.RouteMatch{m}
+	}
+	exact := proto.Clone(m).(*routev3.RouteMatch)
+	exact.PathSpecifier = &routev3.RouteMatch_Path{Path: p}
+	m.PathSpecifier = &routev3.RouteMatch_Prefix{Prefix: p + "/"}
+	return []*routev3.RouteMatch{exact, m}
 }
 
 func routeName(name string, m *networking.HTTPMatchRequest) string {

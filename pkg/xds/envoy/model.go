@@ -9,6 +9,7 @@ import (
 	networking "istio.io/api/networking/v1alpha3"
 
 	"github.com/meshcp/meshcp/pkg/config"
+	"github.com/meshcp/meshcp/pkg/gateway"
 	"github.com/meshcp/meshcp/pkg/mesh"
 	"github.com/meshcp/meshcp/pkg/registry"
 )
@@ -80,6 +81,9 @@ type virtualService struct {
 	spec     *networking.VirtualService
 	hosts    []string // resolved
 	gateways []string // "namespace/name" or "mesh"
+	// elementPrefixes: prefix matches are by path element, as the
+	// Gateway API's (gateway.RouteSemanticsAnnotation).
+	elementPrefixes bool
 }
 
 type destinationRule struct {
@@ -114,7 +118,7 @@ func NewModel(in Inputs) *Model {
 		if !ok || spec == nil {
 			continue
 		}
-		v := &virtualService{cfg: c, spec: spec}
+		v := &virtualService{cfg: c, spec: spec, elementPrefixes: c.Annotations[gateway.RouteSemanticsAnnotation] == "gateway"}
 		for _, h := range spec.Hosts {
 			v.hosts = append(v.hosts, registry.ResolveHost(h, c.Namespace, m.domain(c)))
 		}
@@ -267,26 +271,56 @@ func moreSpecific(a, b string) bool {
 
 // virtualServiceFor finds the VirtualService bound to gateway (a
 // "namespace/name", or "mesh") that routes host for a proxy: an exact host
-// before a wildcard, oldest first.
+// before a wildcard (the most specific one); then, as istiod orders them,
+// one private to the proxy's namespace (exportTo ".") before one exported
+// to it by name before a public one, so a namespace can route its own
+// traffic differently (a Gateway API consumer route); then the oldest.
 func (m *Model) virtualServiceFor(host, gateway string, p *Proxy) *virtualService {
+	var best *virtualService
+	bestRank := 0
 	for _, v := range m.vsByHost[host] {
-		if v.boundTo(gateway) && registry.Visible(v.spec.ExportTo, v.cfg.Namespace, p.Namespace) {
-			return v
+		rank, ok := exportRank(v, p.Namespace)
+		if ok && v.boundTo(gateway) && (best == nil || rank < bestRank) {
+			best, bestRank = v, rank
 		}
 	}
-	var best *virtualService
+	if best != nil {
+		return best
+	}
 	var bestHost string
 	for _, v := range m.vsWildcard {
-		if !v.boundTo(gateway) || !registry.Visible(v.spec.ExportTo, v.cfg.Namespace, p.Namespace) {
+		rank, ok := exportRank(v, p.Namespace)
+		if !ok || !v.boundTo(gateway) {
 			continue
 		}
 		for _, h := range v.hosts {
-			if registry.HostMatches(h, host) && (best == nil || moreSpecific(h, bestHost)) {
-				best, bestHost = v, h
+			if !registry.HostMatches(h, host) {
+				continue
+			}
+			if best == nil || moreSpecific(h, bestHost) || (h == bestHost && rank < bestRank) {
+				best, bestHost, bestRank = v, h, rank
 			}
 		}
 	}
 	return best
+}
+
+// exportRank places a VirtualService for a proxy's namespace: 0 when it
+// is private to it (exportTo "." in that namespace), 1 when exported to
+// it by name, 2 when public; ok is false when the namespace does not see
+// it.
+func exportRank(v *virtualService, namespace string) (rank int, ok bool) {
+	to := v.spec.ExportTo
+	if !registry.Visible(to, v.cfg.Namespace, namespace) {
+		return 0, false
+	}
+	switch {
+	case len(to) == 0 || slices.Contains(to, "*"):
+		return 2, true
+	case slices.Contains(to, namespace):
+		return 1, true
+	}
+	return 0, true
 }
 
 // boundTo reports whether the VirtualService applies to a gateway: with no

@@ -2,20 +2,23 @@ package envoy
 
 import (
 	"fmt"
-	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	"google.golang.org/protobuf/types/known/durationpb"
 	"strconv"
 
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
-// mustAny packs a message the builders made. Packing only fails for a
-// message that cannot be marshalled, which would be a bug here.
+// mustAny packs a message the builders made, deterministically (map
+// entries in key order), so that equal configuration always has equal
+// bytes and so an equal version: a rebuilt resource that did not change is
+// not sent again. Packing only fails for a message that cannot be
+// marshalled, which would be a bug here.
 func mustAny(m proto.Message) *anypb.Any {
-	a, err := anypb.New(m)
-	if err != nil {
+	a := &anypb.Any{}
+	if err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true}); err != nil {
 		panic(fmt.Sprintf("envoy: packing %T: %v", m, err))
 	}
 	return a

@@ -3,6 +3,7 @@ package envoy
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -19,6 +20,18 @@ func adsSource() *corev3.ConfigSource {
 		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
 		ResourceApiVersion:    corev3.ApiVersion_V3,
 	}
+}
+
+// credentialSecret is the SDS secret name of a credentialName: a bare
+// Secret name is "kubernetes://<name>", as istio-agent serves it; a name
+// that already says where it comes from ("kubernetes-gateway://ns/name",
+// which Gateway API Gateways become, or "kubernetes://name") is used as
+// it is, never prefixed twice.
+func credentialSecret(credentialName string) string {
+	if strings.Contains(credentialName, "://") {
+		return credentialName
+	}
+	return credentialNamePrefix + credentialName
 }
 
 func sdsSecret(name string) *tlsv3.SdsSecretConfig {
@@ -82,7 +95,7 @@ func upstreamTLS(tls *networking.ClientTLSSettings, f Flavour, sans []string, sn
 		if tls.Mode == networking.ClientTLSSettings_MUTUAL {
 			switch {
 			case tls.CredentialName != "":
-				common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret(credentialNamePrefix + tls.CredentialName)}
+				common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret(credentialSecret(tls.CredentialName))}
 			case tls.ClientCertificate != "" && tls.PrivateKey != "":
 				common.TlsCertificates = []*tlsv3.TlsCertificate{{
 					CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: tls.ClientCertificate}},
@@ -104,7 +117,7 @@ func setPeerValidation(common *tlsv3.CommonTlsContext, credentialName, caFile st
 	if credentialName != "" {
 		common.ValidationContextType = &tlsv3.CommonTlsContext_CombinedValidationContext{CombinedValidationContext: &tlsv3.CommonTlsContext_CombinedCertificateValidationContext{
 			DefaultValidationContext:         validation,
-			ValidationContextSdsSecretConfig: sdsSecret(credentialNamePrefix + credentialName + "-cacert"),
+			ValidationContextSdsSecretConfig: sdsSecret(credentialSecret(credentialName) + "-cacert"),
 		}}
 		return
 	}
@@ -181,7 +194,7 @@ func downstreamTLS(tls *networking.ServerTLSSettings) (*tlsv3.DownstreamTlsConte
 	}
 	switch {
 	case tls.CredentialName != "":
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret(credentialNamePrefix + tls.CredentialName)}
+		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret(credentialSecret(tls.CredentialName))}
 	case tls.ServerCertificate != "" && tls.PrivateKey != "":
 		common.TlsCertificates = []*tlsv3.TlsCertificate{{
 			CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: tls.ServerCertificate}},

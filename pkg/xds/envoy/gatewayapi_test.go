@@ -1,0 +1,213 @@
+package envoy_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+
+	"github.com/meshcp/meshcp/pkg/config"
+	"github.com/meshcp/meshcp/pkg/gateway"
+	"github.com/meshcp/meshcp/pkg/krt"
+	"github.com/meshcp/meshcp/pkg/krt/krttest"
+	"github.com/meshcp/meshcp/pkg/registry/registrytest"
+	"github.com/meshcp/meshcp/pkg/xds/envoy"
+)
+
+// gatewayAPIWorld is Gateway API objects read from files and translated
+// as the daemon does, with the derived Istio configs among the builders'
+// inputs.
+func gatewayAPIWorld(t *testing.T, files map[string]string) envoy.Sources {
+	t.Helper()
+	w := registrytest.Load(t, nil, files)
+	stop := krttest.Stop(t)
+	ctrl, err := gateway.New(gateway.InputsFrom(w.Sources), stop, gateway.Options{Domain: "cluster.local", Logger: krttest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ctrl.Gateways.WaitUntilSynced(stop) || !ctrl.VirtualServices.WaitUntilSynced(stop) {
+		t.Fatal("the Gateway API translation never synced")
+	}
+	return envoy.Sources{Registry: w.Registry, Configs: w.Sources, Derived: []krt.Collection[config.Config]{ctrl.Gateways, ctrl.VirtualServices}}
+}
+
+// tlsSecret is a kubernetes.io/tls Secret with a key pair made for the
+// test.
+func tlsSecret(t *testing.T, namespace, name string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bookinfo.example.com"}, DNSNames: []string{"bookinfo.example.com"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indent := func(b []byte) string {
+		return "    " + strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", "\n    ")
+	}
+	return "apiVersion: v1\nkind: Secret\nmetadata: {name: " + name + ", namespace: " + namespace + "}\ntype: kubernetes.io/tls\nstringData:\n" +
+		"  tls.crt: |\n" + indent(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})) + "\n" +
+		"  tls.key: |\n" + indent(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})) + "\n"
+}
+
+const gatewayAPIObjects = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web, namespace: web}
+spec:
+  gatewayClassName: meshcp
+  listeners:
+  - {name: http, port: 8080, protocol: HTTP, hostname: bookinfo.example.com}
+  - name: https
+    port: 8443
+    protocol: HTTPS
+    hostname: bookinfo.example.com
+    tls: {mode: Terminate, certificateRefs: [{name: cert}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: pages, namespace: web}
+spec:
+  parentRefs: [{name: web}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /productpage}}]
+    backendRefs: [{name: productpage, port: 9080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: reviews, namespace: default}
+spec:
+  parentRefs: [{group: "", kind: Service, name: reviews}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /reviews.Reviews}}]
+    backendRefs: [{name: reviews, port: 9080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: productpage, namespace: web}
+spec: {clusterIP: 10.96.0.20, ports: [{name: http, port: 9080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: reviews, namespace: default}
+spec: {clusterIP: 10.96.0.10, ports: [{name: grpc, port: 9080}]}
+`
+
+// What the Gateway API engineer handed over reaches the proxies right:
+// the derived VirtualServices' prefixes match by path element (Envoy's
+// path_separated_prefix; for gRPC clients, which reject it, the exact
+// path plus the prefix with a slash), and the derived Gateways' credential
+// names are SDS names as they are, not prefixed again. A route whose
+// parent is a Service routes the mesh's gRPC clients.
+func TestGatewayAPIConfigsReachTheBuilders(t *testing.T) {
+	src := gatewayAPIWorld(t, map[string]string{"objects.yaml": gatewayAPIObjects, "secret.yaml": tlsSecret(t, "web", "cert")})
+	m := envoy.NewModel(envoy.InputsFrom(src))
+	gw := &envoy.Proxy{ID: "router~10.0.0.9~web-0.web~web.svc.cluster.local", Kind: envoy.Gateway, Namespace: "web",
+		Labels: map[string]string{"gateway.networking.k8s.io/gateway-name": "web"}}
+	side := &envoy.Proxy{ID: "sidecar~10.0.0.8~app.default~default.svc.cluster.local", Kind: envoy.Sidecar, Namespace: "default"}
+
+	ls := envoy.BuildListeners(gw, m, nil)
+	ctx := &tlsv3.DownstreamTlsContext{}
+	if err := listener(t, ls, "0.0.0.0_8443").FilterChains[0].GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := ctx.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs()[0].GetName(); got != "kubernetes-gateway://web/cert" {
+		t.Errorf("SDS secret of the HTTPS listener = %q, want the credential name as it is", got)
+	}
+
+	rs := envoy.BuildRoutes(gw, m, []string{"http.8080"})
+	page := vhost(t, routeConfig(t, rs, "http.8080"), "bookinfo.example.com:8080").Routes[0].GetMatch()
+	if page.GetPathSeparatedPrefix() != "/productpage" {
+		t.Errorf("gateway route match = %s, want path_separated_prefix /productpage", asJSON(page))
+	}
+	sc := envoy.BuildRoutes(side, m, []string{"9080"})
+	if got := vhost(t, routeConfig(t, sc, "9080"), reviews+":9080").Routes[0].GetMatch(); got.GetPathSeparatedPrefix() != "/reviews.Reviews" {
+		t.Errorf("sidecar mesh route match = %s", asJSON(got))
+	}
+	g := envoy.BuildRoutes(grpcApp, m, []string{"reviews:9080"})
+	var got []string
+	for _, r := range vhost(t, routeConfig(t, g, "reviews:9080"), "reviews:9080").Routes {
+		got = append(got, summary(r))
+	}
+	want := []string{"path /reviews.Reviews -> " + reviewsC, "prefix /reviews.Reviews/ -> " + reviewsC}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("gRPC mesh routes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, res := range []envoy.Result{ls, rs, sc, g, envoy.BuildRoutes(gw, m, nil), envoy.BuildClusters(gw, m, nil)} {
+		for _, r := range res.Resources {
+			if err := envoy.Validate(r.Message); err != nil {
+				t.Errorf("%s: %v", r.Name, err)
+			}
+		}
+		for _, w := range res.Warnings {
+			t.Errorf("warning: %s", w)
+		}
+	}
+}
+
+// Istio's own prefixes stay by character; a prefix of "/" matches
+// everything either way.
+func TestPrefixesByCharacterOutsideGatewaySemantics(t *testing.T) {
+	m := loadWorld(t, "mesh", nil).model()
+	for _, p := range []*envoy.Proxy{grpcApp, sidecar} {
+		names := []string{"reviews:9080"}
+		if p == sidecar {
+			names = []string{"9080"}
+		}
+		for _, rc := range envoy.BuildRoutes(p, m, names).Resources {
+			for _, vh := range rc.Message.(*routev3.RouteConfiguration).VirtualHosts {
+				for _, r := range vh.Routes {
+					if r.GetMatch().GetPathSeparatedPrefix() != "" {
+						t.Errorf("%s: %s matches by path element without gateway semantics", p.Kind, summary(r))
+					}
+				}
+			}
+		}
+	}
+}
+
+// A consumer route (in the client's namespace, for a Service of another)
+// wins there over the Service's own producer route; other namespaces keep
+// the producer's.
+func TestConsumerRouteWinsInItsNamespace(t *testing.T) {
+	src := gatewayAPIWorld(t, map[string]string{"objects.yaml": gatewayAPIObjects, "consumer.yaml": `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: reviews-canary, namespace: testers}
+spec:
+  parentRefs: [{group: "", kind: Service, name: reviews, namespace: default}]
+  rules:
+  - backendRefs: [{name: canary, port: 9080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: canary, namespace: testers}
+spec: {clusterIP: 10.96.0.30, ports: [{name: grpc, port: 9080}]}
+`})
+	m := envoy.NewModel(envoy.InputsFrom(src))
+	for ns, want := range map[string]string{
+		"testers": "prefix / -> outbound|9080||canary.testers.svc.cluster.local",
+		"default": "path /reviews.Reviews -> " + reviewsC,
+		"other":   "path /reviews.Reviews -> " + reviewsC,
+	} {
+		p := &envoy.Proxy{ID: "grpc-" + ns, Kind: envoy.ProxylessGRPC, Namespace: ns}
+		rs := envoy.BuildRoutes(p, m, []string{reviews + ":9080"})
+		if got := summary(vhost(t, routeConfig(t, rs, reviews+":9080"), reviews+":9080").Routes[0]); got != want {
+			t.Errorf("a client in %s routes %s, want %s", ns, got, want)
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/meshcp/meshcp/pkg/xds/envoy"
 )
 
 // serve starts the xDS, debug and metrics servers.
@@ -38,6 +40,7 @@ func (s *Server) debugMux() *http.ServeMux {
 	mux.Handle("GET /debug/krtz", s.debug)
 	mux.Handle("GET /debug/configz", s.Sources)
 	mux.Handle("GET /debug/syncz", s.XDS.SyncHandler())
+	mux.Handle("GET /debug/config_dump", envoy.ConfigDumpHandler(s.XDS))
 	if s.mesh != nil {
 		mux.Handle("GET /debug/mesh", s.mesh)
 	}
@@ -55,7 +58,7 @@ func (s *Server) debugMux() *http.ServeMux {
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "meshcp controlplane: /debug/krtz /debug/configz /debug/syncz /debug/mesh /debug/gateway-status (file mode) /ready /healthz /debug/pprof/")
+		fmt.Fprintln(w, "meshcp controlplane: /debug/krtz /debug/configz /debug/syncz /debug/config_dump?proxyID= /debug/mesh /debug/gateway-status (file mode) /ready /healthz /debug/pprof/")
 	})
 	return mux
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/meshcp/meshcp/pkg/config"
 	"github.com/meshcp/meshcp/pkg/config/schema"
 	"github.com/meshcp/meshcp/pkg/config/sources"
 	"github.com/meshcp/meshcp/pkg/gateway"
@@ -22,8 +23,10 @@ import (
 	"github.com/meshcp/meshcp/pkg/kube"
 	"github.com/meshcp/meshcp/pkg/logging"
 	"github.com/meshcp/meshcp/pkg/mesh"
+	"github.com/meshcp/meshcp/pkg/registry"
 	"github.com/meshcp/meshcp/pkg/version"
 	"github.com/meshcp/meshcp/pkg/xds"
+	"github.com/meshcp/meshcp/pkg/xds/envoy"
 )
 
 // Server is a running daemon: the krt graph and the HTTP servers over it.
@@ -45,6 +48,8 @@ type Server struct {
 	kube *kube.Client
 	mesh http.Handler
 
+	// Registry is the service registry the Envoy types are built from.
+	Registry *registry.Registry
 	// Gateway is the Gateway API translation: its Gateways and
 	// VirtualServices (Istio configs) are for the xDS server to distribute.
 	Gateway *gateway.Controller
@@ -171,7 +176,19 @@ func (s *Server) buildXDS() error {
 	// beside those read (which win a name both hold).
 	s.XDS.AddConfigs(schema.Gateway, s.Gateway.Gateways)
 	s.XDS.AddConfigs(schema.VirtualService, s.Gateway.VirtualServices)
-	return nil
+	// Envoy's types (CDS, EDS, LDS, RDS) from the registry and the same
+	// routing configs, derived ones included.
+	s.Registry = registry.New(s.Sources, s.stop, registry.Options{
+		Domain: s.opts.Domain, Debugger: s.debug, Logger: s.levels.Logger(s.handler, "krt"),
+	})
+	_, err = envoy.Serve(s.XDS, envoy.Sources{
+		Registry: s.Registry,
+		Configs:  s.Sources,
+		Derived:  []krt.Collection[config.Config]{s.Gateway.Gateways, s.Gateway.VirtualServices},
+		Mesh:     s.Mesh,
+		Domain:   s.opts.Domain,
+	}, s.stop, envoy.Options{Registerer: s.metrics})
+	return err
 }
 
 // configDir returns the folder served in file mode.

@@ -1,12 +1,17 @@
 package envoy
 
 import (
+	"fmt"
+	"net/http"
 	"time"
 
 	adminv3 "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/meshcp/meshcp/pkg/xds"
 )
 
 // Sent is what a client was last sent of one type: for
@@ -78,4 +83,45 @@ func packed(m proto.Message) *anypb.Any {
 		return a
 	}
 	return mustAny(m)
+}
+
+// SentSource tells what the newest connection of a node holds:
+// *xds.Server is one.
+type SentSource interface {
+	SentTo(nodeID string) ([]xds.SentType, bool)
+}
+
+// ConfigDumpHandler serves /debug/config_dump?proxyID=ID: what the newest
+// connection of node ID was sent of CDS, EDS, LDS and RDS and holds now,
+// as ConfigDump lays it out, in the JSON of Envoy's admin /config_dump
+// (proto field names, "@type" on every packed message). 400 without a
+// proxyID, 404 when that node has no open connection.
+func ConfigDumpHandler(src SentSource) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("proxyID")
+		if id == "" {
+			http.Error(w, "proxyID: name the node id of a connected client (see /debug/syncz)", http.StatusBadRequest)
+			return
+		}
+		held, ok := src.SentTo(id)
+		if !ok {
+			http.Error(w, fmt.Sprintf("no client with node id %q is connected (or it is busy sending); /debug/syncz lists them", id), http.StatusNotFound)
+			return
+		}
+		sent := make([]Sent, 0, len(held))
+		for _, h := range held {
+			s := Sent{TypeURL: h.TypeURL, Version: h.Version, At: h.At, Resources: make([]Resource, len(h.Resources))}
+			for i, res := range h.Resources {
+				s.Resources[i] = Resource{Name: res.Name(), Message: res.Body()}
+			}
+			sent = append(sent, s)
+		}
+		body, err := protojson.MarshalOptions{Multiline: true, Indent: "  ", UseProtoNames: true}.Marshal(ConfigDump(sent))
+		if err != nil {
+			http.Error(w, fmt.Sprintf("rendering the config dump of %s: %v", id, err), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
 }

@@ -1,25 +1,42 @@
 // Package envoy builds Envoy xDS resources (go-control-plane protos) from
 // the service registry and Istio routing configuration: CDS, EDS, LDS and
 // RDS for three kinds of client (Flavour): proxyless gRPC clients
-// (grpc-go's xds resolver), Envoy sidecars and Envoy gateways.
+// (grpc-go's xds resolver), Envoy sidecars and Envoy gateways; and serves
+// them through meshcp's xDS server (package xds).
 //
-// Every builder is a pure function of a Proxy (who asks: ProxyFromNode
-// reads it from the xDS node), the names asked for, and a Model (NewModel
-// over Inputs: services, an EndpointSource, VirtualServices,
-// DestinationRules, Gateways and the MeshConfig). Builders is the
-// Generator the xDS server calls per type URL; Result holds the resources
-// by name and Warnings naming the config and field that could not be
-// generated as written (the rest is generated as usual).
+// Every builder is a pure function of a Proxy (who asks: the xDS server's
+// one reading of the node, xds.ProxyFromNode; the builders use its kind,
+// namespace and labels), the names asked for, and a Model (NewModel over
+// Inputs: services, an EndpointSource, VirtualServices, DestinationRules,
+// Gateways and the MeshConfig). Builders dispatches by type URL; Result
+// holds the resources by name and Warnings naming the config and field
+// that could not be generated as written (the rest is generated as usual).
+// Validate checks a resource as Envoy would, Any fields unpacked.
 //
 // # Wiring
 //
-// On each push the server builds a Model with
-// NewModel(InputsFrom(registry, sources, mesh)) (plus derived Gateway API
-// configs), then for each connection and type calls
-// Builders{}.Generate(Request{Proxy, TypeURL, Names}, model). Types lists
-// the type URLs in push order. An endpoint change concerns the EDS
-// clusters of its host only: ClustersOfHost picks them among the names a
-// client watches. Validate checks a resource as Envoy would.
+// Serve registers a Generator for the four type URLs and every client
+// kind on an xds.Server. Before each push (xds.Server.BeforePush) it
+// builds one Model from Sources (InputsFrom: the registry, the configs
+// read and those derived from Gateway API objects, the mesh config),
+// shared by every connection; a push of endpoint changes alone keeps the
+// Model, since builders read endpoints from the registry as they go.
+// Within a push each distinct request (type, the proxy's kind, namespace
+// and labels, the names watched) is generated and packed once, however
+// many connections make it: a thousand proxyless clients watching one
+// target cost one generation per type (BenchmarkProxylessPush measures
+// it). Resources are packed deterministically, so one that did not change
+// keeps its version and is not sent again.
+//
+// Serve pushes the registry's changes under ServiceChange and
+// EndpointsChange, and those of the routing configs and the mesh config
+// under their kinds; the Generator tells the server which types each can
+// alter (see affects): an endpoint change re-sends EDS alone, for the
+// clusters of its host a client watches (and the server sends only those
+// that changed); a VirtualService change re-sends routes; a
+// DestinationRule change clusters, endpoints and routes; an Istio Gateway
+// change a gateway's listeners and routes. ConfigDumpHandler serves
+// /debug/config_dump?proxyID= from what the server sent.
 //
 // # What each flavour gets
 //
@@ -51,10 +68,17 @@
 // virtual IP and TCP port. Gateways get a listener per port of the Istio
 // Gateway servers that select them: plaintext HTTP ("http.<port>") and
 // TLS-terminating HTTPS servers (matched by SNI, certificate
-// "kubernetes://<credentialName>" over SDS).
+// "kubernetes://<credentialName>" over SDS, or the credentialName itself
+// when it already has a scheme, as the Gateway API's
+// "kubernetes-gateway://ns/name" have).
 //
 // Routes come from the VirtualService bound to the mesh (or to the
-// gateway) for the host: uri exact, prefix and regex, headers, method,
+// gateway) for the host (an exact host before a wildcard; then one
+// private to the proxy's namespace, one exported to it, a public one, as
+// istiod orders them; then the oldest): uri exact, prefix and regex
+// (prefixes by path element under the Gateway API's route semantics:
+// path_separated_prefix for Envoy, the exact path and "prefix/" for gRPC,
+// which rejects path_separated_prefix), headers, method,
 // scheme, authority, query parameters (not for gRPC, which ignores such
 // routes), port, source labels and namespace; weighted destinations with
 // subsets; timeouts (Envoy: route timeout, 0 when unset; gRPC:

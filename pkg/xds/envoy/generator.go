@@ -21,16 +21,11 @@ type Request struct {
 	Names   []string
 }
 
-// Generator turns a request and the model into resources. It is what the
-// xDS server calls for Envoy type URLs; implementations are pure: the same
-// request and model give the same resources.
-type Generator interface {
-	Generate(req Request, m *Model) Result
-}
-
-// Builders is the Generator of this package: CDS, EDS, LDS and RDS by
-// BuildClusters, BuildEndpoints, BuildListeners and BuildRoutes. An
-// unknown type URL gives an empty result.
+// Builders turns a request and the model into resources: CDS, EDS, LDS
+// and RDS by BuildClusters, BuildEndpoints, BuildListeners and
+// BuildRoutes. It is pure: the same request and model give the same
+// resources. An unknown type URL gives an empty result. (Generator is
+// what serves it to the xDS server.)
 type Builders struct{}
 
 // Generate dispatches on the type URL.

@@ -15,7 +15,10 @@ import (
 // bigMesh is a model of n services with two HTTP ports, ten endpoints in
 // two zones and a DestinationRule with three subsets each, and a
 // VirtualService splitting each between two subsets.
-func bigMesh(n int) *envoy.Model {
+func bigMesh(n int) *envoy.Model { return envoy.NewModel(bigMeshInputs(n)) }
+
+// bigMeshInputs are the inputs of bigMesh.
+func bigMeshInputs(n int) envoy.Inputs {
 	var in envoy.Inputs
 	var eps []registry.Endpoint
 	for s := range n {
@@ -41,7 +44,7 @@ func bigMesh(n int) *envoy.Model {
 			}}}}})
 	}
 	in.Endpoints = envoy.IndexEndpoints(eps)
-	return envoy.NewModel(in)
+	return in
 }
 
 // A sidecar that sees 500 services (4000 clusters, 5000 endpoints) still

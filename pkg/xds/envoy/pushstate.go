@@ -1,0 +1,81 @@
+package envoy
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/meshcp/meshcp/pkg/xds"
+)
+
+// pushState is what every connection of one push shares: the Model, built
+// once for the push, and the outputs generated from it, each built once
+// for all the connections that ask the same thing (istiod's push context
+// and its caches, for one push).
+type pushState struct {
+	model      *Model
+	generation uint64
+
+	mu      sync.Mutex
+	outputs map[string]*output
+}
+
+// output is one generated answer, built by the first connection asking
+// for it while the others wait.
+type output struct {
+	once      sync.Once
+	generated xds.Generated
+}
+
+func newPushState(m *Model, generation uint64) *pushState {
+	return &pushState{model: m, generation: generation, outputs: map[string]*output{}}
+}
+
+// get returns the output under key, building it with build the first
+// time; reused reports whether another connection had asked first.
+func (ps *pushState) get(key string, build func() xds.Generated) (out xds.Generated, reused bool) {
+	ps.mu.Lock()
+	o, reused := ps.outputs[key]
+	if !reused {
+		o = &output{}
+		ps.outputs[key] = o
+	}
+	ps.mu.Unlock()
+	o.once.Do(func() { o.generated = build() })
+	return o.generated, reused
+}
+
+// requestKey names what a request's output depends on: the type, the
+// proxy's kind, namespace and labels (the only parts of a proxy the
+// builders read), and the names asked for ("*" for all of them). Two
+// proxyless clients of one namespace watching the same target get the
+// same key, and so the same resources.
+func requestKey(typeURL string, p *Proxy, w *xds.Watch) string {
+	// Every part is length-prefixed, so no name a client sends can make
+	// two different requests read alike.
+	var b strings.Builder
+	put := func(s string) {
+		b.WriteString(strconv.Itoa(len(s)))
+		b.WriteByte(':')
+		b.WriteString(s)
+	}
+	put(typeURL)
+	put(string(p.Kind))
+	put(p.Namespace)
+	b.WriteString(strconv.Itoa(len(p.Labels)))
+	for _, k := range slices.Sorted(maps.Keys(p.Labels)) {
+		put(k)
+		put(p.Labels[k])
+	}
+	if w.Wildcard {
+		b.WriteByte('*')
+		return b.String()
+	}
+	b.WriteString(strconv.Itoa(len(w.Names)))
+	for _, n := range slices.Sorted(maps.Keys(w.Names)) {
+		put(n)
+	}
+	return b.String()
+}

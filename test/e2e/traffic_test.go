@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -107,8 +110,50 @@ func (e *trafficEnv) start() {
 
 // client dials the target as a new client with a node id of its own.
 func (e *trafficEnv) client(t *testing.T) *grpc.ClientConn {
+	conn, _ := e.namedClient(t)
+	return conn
+}
+
+// namedClient is client, and the node id it announced.
+func (e *trafficEnv) namedClient(t *testing.T) (*grpc.ClientConn, string) {
 	e.clients++
-	return DialMesh(t, e.xdsAddr, fmt.Sprintf("e2e-%s-%s-%d", e.mode, strings.ReplaceAll(t.Name(), "/", "-"), e.clients), reviewsTarget)
+	id := fmt.Sprintf("e2e-%s-%s-%d", e.mode, strings.ReplaceAll(t.Name(), "/", "-"), e.clients)
+	return DialMesh(t, e.xdsAddr, id, reviewsTarget), id
+}
+
+// checkSent checks that /debug/config_dump shows what client id was sent
+// (Envoy's config dump layout, holding every one of want), and that
+// /debug/syncz shows it ACKed every type and NACKed none.
+func (e *trafficEnv) checkSent(t *testing.T, id string, want ...string) {
+	t.Helper()
+	code, body, err := e.daemon.Get("/debug/config_dump?proxyID=" + url.QueryEscape(id))
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("/debug/config_dump of %s: %d %v\n%s", id, code, err, body)
+	}
+	for _, w := range append(want, "envoy.admin.v3.ClustersConfigDump", "envoy.admin.v3.EndpointsConfigDump",
+		"envoy.admin.v3.ListenersConfigDump", "envoy.admin.v3.RoutesConfigDump", reviewsTarget) {
+		if !strings.Contains(string(body), w) {
+			t.Errorf("the config dump of %s lacks %s", id, w)
+		}
+	}
+	code, body, err = e.daemon.Get("/debug/syncz?node=" + url.QueryEscape(id))
+	var z struct {
+		Connections []struct {
+			Types []struct {
+				TypeURL  string          `json:"typeUrl"`
+				Acked    json.RawMessage `json:"acked"`
+				LastNack json.RawMessage `json:"lastNack"`
+			} `json:"types"`
+		} `json:"connections"`
+	}
+	if err != nil || code != http.StatusOK || json.Unmarshal(body, &z) != nil || len(z.Connections) != 1 || len(z.Connections[0].Types) != 4 {
+		t.Fatalf("/debug/syncz?node=%s: %d %v\n%s", id, code, err, body)
+	}
+	for _, ts := range z.Connections[0].Types {
+		if len(ts.Acked) == 0 || len(ts.LastNack) > 0 {
+			t.Errorf("%s %s: acked %s, last NACK %s", id, ts.TypeURL, ts.Acked, ts.LastNack)
+		}
+	}
 }
 
 func reviewsClusterName(subset string) string { return "outbound|9080|" + subset + "|" + reviewsHost }
@@ -382,8 +427,10 @@ func runTrafficScenarios(t *testing.T, env *trafficEnv, r routing) {
 		env.applyRouting(t, r.split("reviews-split", 80), "reviews-split", r.clusters("v1", "v2")...)
 		const n = 2000
 		start := time.Now()
-		got := env.byVersion(tally(t, env.client(t), n))
+		conn, id := env.namedClient(t)
+		got := env.byVersion(tally(t, conn, n))
 		took := time.Since(start)
+		env.checkSent(t, id, r.clusters("v1", "v2")...)
 		v1 := 100 * float64(got["v1"]) / n
 		if v1 < 75 || v1 > 85 || got["v1"]+got["v2"] != n {
 			t.Errorf("%v: v1 %.1f%%, want 80±5 and nothing outside v1 and v2", got, v1)

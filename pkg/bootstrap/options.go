@@ -1,9 +1,12 @@
 // Package bootstrap assembles the daemon: it reads configuration (from a
 // folder or from the API server) and the mesh config into the krt graph,
 // translates Gateway API objects (writing their statuses back when it is
-// the elected leader), serves every accepted kind over xDS (package xds),
-// and serves the graph for debugging (/debug/krtz, /debug/configz,
-// /debug/syncz, /debug/mesh, /debug/gateway-status in file mode),
+// the elected leader), builds the service registry, serves every accepted
+// kind over xDS (package xds) and Envoy's CDS, EDS, LDS and RDS from the
+// registry and the routing configs, derived ones included (package
+// xds/envoy), and serves the graph for debugging (/debug/krtz,
+// /debug/configz, /debug/syncz, /debug/config_dump?proxyID=, /debug/mesh,
+// /debug/gateway-status in file mode),
 // readiness (/ready), liveness (/healthz), profiles (pprof) and metrics.
 // The command in cmd/controlplane parses flags into Options and calls
 // Start.

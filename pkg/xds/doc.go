@@ -18,16 +18,24 @@
 //
 // # Generators
 //
-// A Generator makes the resources of one type URL for one client; the
+// A Generator makes the resources of one type URL for one client, and
+// warnings about configuration it could not generate as written; the
 // server works out what the client lacks. Generators are registered per
 // type URL, for every client kind or for one (Generators.RegisterFor). The
-// kind comes from the node: GENERATOR=grpc in the node metadata (what
-// Istio's proxyless gRPC bootstrap sets) is a proxyless gRPC client, a node
-// id starting "router~" is a gateway, anything else a sidecar. A Generator
-// that is also a Scoper says which PushRequests can change its output, so a
-// push reaches only the connections watching an affected type and name (an
-// endpoint-only change can re-send EDS alone). A push sends a connection's
-// types in the order CDS, EDS, LDS, RDS, then config kinds by name.
+// client is read from its node once (ProxyFromNode): GENERATOR=grpc in
+// the node metadata (what Istio's proxyless gRPC bootstrap sets) is a
+// proxyless gRPC client, a node id starting "router~" is a gateway,
+// anything else a sidecar; NAMESPACE, LABELS and INSTANCE_IPS describe its
+// workload. A Generator that is also a Scoper says which PushRequests can
+// change its output, so a push reaches only the connections watching an
+// affected type and name (an endpoint-only change can re-send EDS alone).
+// BeforePush hooks run once per push before any connection is pushed,
+// where what every connection shares is built (package xds/envoy builds
+// its model of the mesh there); WaitForSync makes streams wait for inputs
+// other than the feeds. A push sends a connection's types in the order
+// CDS, EDS, LDS, RDS, then config kinds by name. Warnings are shown per
+// connection on /debug/syncz and, like NACKs, logged once however many
+// clients hit them.
 //
 // # Protocol
 //
@@ -42,8 +50,15 @@
 // client does not hold (initial_resource_versions included), and report
 // removed ones and subscribed names that do not exist in removed_resources.
 // An unknown type URL gets an empty answer and one log line. A stream whose
-// first request has no node id is refused with InvalidArgument. The rules
-// are spelled out on handleSotW and handleDelta.
+// first request has no node id (or an Istio-form id of an unknown proxy
+// type) is refused with InvalidArgument. State-of-the-world pushes of
+// endpoints and routes carry only the resources that changed, which the
+// protocol allows for them (listeners and clusters always go whole).
+// Responses stay under Options.MaxResponseSize (grpc-go's 4 MiB): split
+// where the protocol allows (delta; SotW endpoints and routes), not sent,
+// with the error on /debug/syncz, where a whole set must go at once.
+// SentTo tells what a node holds, for /debug/config_dump. The rules are
+// spelled out on handleSotW and handleDelta.
 //
 // # Why our own stream state machine
 //

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -49,4 +50,32 @@ func TestProxyFromNode(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// FuzzProxyFromNode reads arbitrary nodes: a node is read as a client of
+// a known kind in some namespace, or refused with an error; it never
+// panics.
+func FuzzProxyFromNode(f *testing.F) {
+	seed := func(n *corev3.Node) []byte {
+		b, _ := proto.Marshal(n)
+		return b
+	}
+	md, _ := structpb.NewStruct(map[string]any{"GENERATOR": "grpc", "NAMESPACE": "prod", "LABELS": map[string]any{"app": "x"}, "INSTANCE_IPS": "10.0.0.1,"})
+	f.Add(seed(&corev3.Node{Id: "sidecar~10.1.0.5~reviews-v1-0.bookinfo~bookinfo.svc.cluster.local"}))
+	f.Add(seed(&corev3.Node{Id: "router~~~", Metadata: md}))
+	f.Add(seed(&corev3.Node{Id: "waypoint~1~a.b~b.svc"}))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var n corev3.Node
+		if proto.Unmarshal(data, &n) != nil {
+			return
+		}
+		p, err := ProxyFromNode(&n)
+		if err != nil {
+			return
+		}
+		if p.ID != n.GetId() || p.ID == "" || p.Namespace == "" || (p.Kind != ClientSidecar && p.Kind != ClientRouter && p.Kind != ClientGRPC) {
+			t.Fatalf("node %v read as %+v", &n, p)
+		}
+	})
 }

@@ -54,7 +54,7 @@ func TestResponsesStayUnderTheSizeLimit(t *testing.T) {
 			t.Errorf("CDS over the limit: sent %+v, error %+v", ts.Sent, ts.LastError)
 		}
 	}
-	if n := srv.logs.count("response not sent as generated", "must carry them all"); n != 1 {
+	if n := srv.logs.Count("response not sent as generated", "must carry them all"); n != 1 {
 		t.Errorf("the refusal was logged %d times", n)
 	}
 

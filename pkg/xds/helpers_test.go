@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -48,37 +47,7 @@ type testServer struct {
 	*Server
 	vs   krt.StaticCollection[config.Config]
 	stop chan struct{}
-	logs *logBuffer
-}
-
-// logBuffer keeps what the server logged, for tests of its logs.
-type logBuffer struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.lines = append(b.lines, strings.TrimSpace(string(p)))
-	return len(p), nil
-}
-
-// count returns how many lines hold every one of all.
-func (b *logBuffer) count(all ...string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for _, l := range b.lines {
-		match := true
-		for _, s := range all {
-			match = match && strings.Contains(l, s)
-		}
-		if match {
-			n++
-		}
-	}
-	return n
+	logs *krttest.Logs
 }
 
 // startServer starts a server with the given VirtualServices; edit
@@ -94,7 +63,7 @@ func startServer(t testing.TB, vss []config.Config, edit func(*Options), setup .
 	}
 	stop := make(chan struct{})
 	vs := krt.NewStaticCollection[config.Config](nil, vss, krt.WithStop(stop), krt.WithName("test/VirtualService"))
-	kept := &logBuffer{}
+	kept := &krttest.Logs{}
 	var logs slog.Handler = slog.NewTextHandler(io.MultiWriter(testWriter{t}, kept), &slog.HandlerOptions{Level: slog.LevelDebug})
 	if _, fuzzing := t.(*testing.F); fuzzing {
 		logs = slog.DiscardHandler // a fuzz target may not log through f

@@ -89,8 +89,8 @@ func TestWarningsAndNACKsShownAndLoggedOnce(t *testing.T) {
 		}
 	}
 	for what, n := range map[string]int{
-		"configuration not generated as written": srv.logs.count("level=WARN", "configuration not generated as written"),
-		"NACK":                                   srv.logs.count("level=WARN", "client rejected a response (NACK)"),
+		"configuration not generated as written": srv.logs.Count("level=WARN", "configuration not generated as written"),
+		"NACK":                                   srv.logs.Count("level=WARN", "client rejected a response (NACK)"),
 	} {
 		if n != 1 {
 			t.Errorf("%s logged %d times at warning level, want once", what, n)

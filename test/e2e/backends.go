@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +12,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/meshcp/meshcp/test/grpctraffic"
 )
 
 // Backend is one gRPC server of a traffic test: a workload behind a
@@ -33,26 +33,6 @@ func (b Backend) IP() string {
 	return host
 }
 
-// identityMethod is the method every backend serves.
-const identityMethod = "/reviews.Reviews/Get"
-
-// identityService answers /reviews.Reviews/Get with name.
-func identityService(name string) *grpc.ServiceDesc {
-	return &grpc.ServiceDesc{
-		ServiceName: "reviews.Reviews",
-		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{
-			MethodName: "Get",
-			Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				if err := dec(new(wrapperspb.StringValue)); err != nil {
-					return nil, err
-				}
-				return wrapperspb.String(name), nil
-			},
-		}},
-	}
-}
-
 // serveBackends listens on each backend's address and serves it; the
 // returned function stops them all.
 func serveBackends(backends []Backend) (stop func(), err error) {
@@ -68,10 +48,7 @@ func serveBackends(backends []Backend) (stop func(), err error) {
 			stop()
 			return nil, fmt.Errorf("backend %s on %s: %w", b.Name, b.Addr, err)
 		}
-		s := grpc.NewServer()
-		s.RegisterService(identityService(b.Name), nil)
-		servers = append(servers, s)
-		go func() { _ = s.Serve(lis) }()
+		servers = append(servers, grpctraffic.Serve(lis, b.Name))
 	}
 	return stop, nil
 }

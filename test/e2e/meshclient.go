@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -12,47 +11,26 @@ import (
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/xds"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/meshcp/meshcp/test/grpctraffic"
 )
 
 // DialMesh connects a proxyless gRPC client to xds:///target through
 // grpc-go's own xDS resolver, as an application of the mesh does, with a
 // bootstrap of its own: the daemon's plaintext xDS address, and node id
-// as its identity (GENERATOR=grpc, namespace "default", as Istio's gRPC
-// bootstrap writes them). Each client has its own xDS client, so clients
-// of one test process share nothing. The connection closes when the test
-// ends.
+// as its identity (GENERATOR=grpc, namespace "default"). The connection
+// closes when the test ends.
 func DialMesh(t testing.TB, xdsAddr, nodeID, target string) *grpc.ClientConn {
 	t.Helper()
-	bootstrap := fmt.Sprintf(`{
-		"xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
-		"node": {"id": %q, "metadata": {"GENERATOR": "grpc", "NAMESPACE": "default"}}
-	}`, xdsAddr, nodeID)
-	resolver, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := grpc.NewClient("xds:///"+target, grpc.WithResolvers(resolver), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
+	return grpctraffic.Dial(t, grpctraffic.Bootstrap(xdsAddr, nodeID, "default"), target)
 }
 
-// Call makes one RPC, waiting for the client to be ready, and returns the
-// name of the backend that answered. md are header pairs to send.
+// Call makes one RPC and returns the name of the backend that answered
+// (see grpctraffic.Call).
 func Call(ctx context.Context, conn *grpc.ClientConn, md ...string) (string, error) {
-	if len(md) > 0 {
-		ctx = metadata.AppendToOutgoingContext(ctx, md...)
-	}
-	out := new(wrapperspb.StringValue)
-	err := conn.Invoke(ctx, identityMethod, wrapperspb.String("hi"), out, grpc.WaitForReady(true))
-	return out.GetValue(), err
+	return grpctraffic.Call(ctx, conn, md...)
 }
 
 // WaitServed waits until what the daemon at xdsAddr serves a proxyless

@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/meshcp/meshcp/test/grpctraffic"
 )
 
 // Real traffic through the daemon: proxyless gRPC clients (grpc-go's own
@@ -32,7 +34,7 @@ const (
 	reviewsTarget = "reviews.default.svc.cluster.local:9080"
 	reviewsHost   = "reviews.default.svc.cluster.local"
 	// rpcTimeout bounds a batch of RPCs.
-	rpcTimeout = 30 * time.Second
+	rpcTimeout = grpctraffic.TallyTimeout
 	// moveWithin is how soon an edit must move traffic.
 	moveWithin = time.Second
 )
@@ -220,22 +222,6 @@ func (e *trafficEnv) version(name string) string {
 	return "unknown(" + name + ")"
 }
 
-// tally makes n RPCs one after the other and counts who answered.
-func tally(t *testing.T, conn *grpc.ClientConn, n int, md ...string) map[string]int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), rpcTimeout)
-	defer cancel()
-	got := map[string]int{}
-	for i := range n {
-		who, err := Call(ctx, conn, md...)
-		if err != nil {
-			t.Fatalf("RPC %d of %d failed: %v (answers so far %v)", i+1, n, err, got)
-		}
-		got[who]++
-	}
-	return got
-}
-
 // byVersion sums answers by the backends' versions.
 func (e *trafficEnv) byVersion(got map[string]int) map[string]int {
 	out := map[string]int{}
@@ -264,62 +250,47 @@ type routing struct {
 	clusters func(versions ...string) []string
 }
 
-var istioRouting = routing{
-	name: "Istio",
-	split: func(name string, w1 int) string {
-		return fmt.Sprintf(`apiVersion: networking.istio.io/v1
-kind: VirtualService
-metadata: {name: %s, namespace: default}
-spec:
-  hosts: [reviews]
-  http:
-  - name: %s
-    route:
-    - {destination: {host: reviews, subset: v1}, weight: %d}
-    - {destination: {host: reviews, subset: v2}, weight: %d}
-`, name, name, w1, 100-w1)
-	},
-	only: func(name, version string) string {
-		return fmt.Sprintf(`apiVersion: networking.istio.io/v1
-kind: VirtualService
-metadata: {name: %s, namespace: default}
-spec:
-  hosts: [reviews]
-  http:
-  - name: %s
-    route:
-    - destination: {host: reviews, subset: %s}
-`, name, name, version)
-	},
-	header: func(name string) string {
-		return fmt.Sprintf(`apiVersion: networking.istio.io/v1
+// vsYAML is a VirtualService of reviews whose first http route is named
+// name; http is the list of its http routes, indented as a spec field.
+func vsYAML(name, http string) string {
+	return fmt.Sprintf(`apiVersion: networking.istio.io/v1
 kind: VirtualService
 metadata: {name: %s, namespace: default}
 spec:
   hosts: [reviews.default.svc.cluster.local]
   http:
   - name: %s
-    match:
+%s`, name, name, http)
+}
+
+var istioRouting = routing{
+	name: "Istio",
+	split: func(name string, w1 int) string {
+		return vsYAML(name, fmt.Sprintf(`    route:
+    - {destination: {host: reviews, subset: v1}, weight: %d}
+    - {destination: {host: reviews, subset: v2}, weight: %d}
+`, w1, 100-w1))
+	},
+	only: func(name, version string) string {
+		return vsYAML(name, `    route:
+    - destination: {host: reviews, subset: `+version+`}
+`)
+	},
+	header: func(name string) string {
+		return vsYAML(name, `    match:
     - headers: {end-user: {exact: jason}}
     route:
     - destination: {host: reviews, subset: v3}
   - route:
     - destination: {host: reviews, subset: v1}
-`, name, name)
+`)
 	},
 	abort: func(name string) string {
-		return fmt.Sprintf(`apiVersion: networking.istio.io/v1
-kind: VirtualService
-metadata: {name: %s, namespace: default}
-spec:
-  hosts: [reviews]
-  http:
-  - name: %s
-    fault:
+		return vsYAML(name, `    fault:
       abort: {grpcStatus: PERMISSION_DENIED, percentage: {value: 100}}
     route:
     - destination: {host: reviews, subset: v1}
-`, name, name)
+`)
 	},
 	clusters: func(versions ...string) []string {
 		var out []string
@@ -330,41 +301,35 @@ spec:
 	},
 }
 
-var gatewayAPIRouting = routing{
-	name: "GatewayAPI",
-	split: func(name string, w1 int) string {
-		return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
+// meshRouteYAML is a Gateway API route of kind (HTTPRoute, GRPCRoute)
+// whose parent is the Service reviews (mesh routing), with rules.
+func meshRouteYAML(kind, name, rules string) string {
+	return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: %s
 metadata: {name: %s, namespace: default}
 spec:
   parentRefs: [{group: "", kind: Service, name: reviews, port: 9080}]
   rules:
-  - backendRefs:
+%s`, kind, name, rules)
+}
+
+var gatewayAPIRouting = routing{
+	name: "GatewayAPI",
+	split: func(name string, w1 int) string {
+		return meshRouteYAML("HTTPRoute", name, fmt.Sprintf(`  - backendRefs:
     - {name: reviews-v1, port: 9080, weight: %d}
     - {name: reviews-v2, port: 9080, weight: %d}
-`, name, w1, 100-w1)
+`, w1, 100-w1))
 	},
 	only: func(name, version string) string {
-		return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
-kind: GRPCRoute
-metadata: {name: %s, namespace: default}
-spec:
-  parentRefs: [{group: "", kind: Service, name: reviews}]
-  rules:
-  - backendRefs: [{name: reviews-%s, port: 9080}]
-`, name, version)
+		return meshRouteYAML("GRPCRoute", name, `  - backendRefs: [{name: reviews-`+version+`, port: 9080}]
+`)
 	},
 	header: func(name string) string {
-		return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
-kind: GRPCRoute
-metadata: {name: %s, namespace: default}
-spec:
-  parentRefs: [{group: "", kind: Service, name: reviews}]
-  rules:
-  - matches: [{headers: [{name: end-user, value: jason}]}]
+		return meshRouteYAML("GRPCRoute", name, `  - matches: [{headers: [{name: end-user, value: jason}]}]
     backendRefs: [{name: reviews-v3, port: 9080}]
   - backendRefs: [{name: reviews-v1, port: 9080}]
-`, name)
+`)
 	},
 	clusters: func(versions ...string) []string {
 		var out []string
@@ -414,7 +379,7 @@ func (e *trafficEnv) applyRouting(t *testing.T, docs, marker string, want ...str
 // subtest that removes what it applied.
 func runTrafficScenarios(t *testing.T, env *trafficEnv, r routing) {
 	t.Run("no routing config spreads RPCs over every endpoint", func(t *testing.T) {
-		got := tally(t, env.client(t), 400)
+		got := grpctraffic.Tally(t, env.client(t), 400)
 		for _, b := range env.backends {
 			if got[b.Name] < 40 {
 				t.Errorf("%s got %d of 400 RPCs: %v", b.Name, got[b.Name], got)
@@ -428,7 +393,7 @@ func runTrafficScenarios(t *testing.T, env *trafficEnv, r routing) {
 		const n = 2000
 		start := time.Now()
 		conn, id := env.namedClient(t)
-		got := env.byVersion(tally(t, conn, n))
+		got := env.byVersion(grpctraffic.Tally(t, conn, n))
 		took := time.Since(start)
 		env.checkSent(t, id, r.clusters("v1", "v2")...)
 		v1 := 100 * float64(got["v1"]) / n
@@ -442,8 +407,8 @@ func runTrafficScenarios(t *testing.T, env *trafficEnv, r routing) {
 	t.Run("a header match routes marked RPCs to v3", func(t *testing.T) {
 		env.applyRouting(t, r.header("reviews-header"), "reviews-header", append(r.clusters("v3", "v1"), "end-user")...)
 		conn := env.client(t)
-		marked := env.byVersion(tally(t, conn, 50, "end-user", "jason"))
-		unmarked := env.byVersion(tally(t, conn, 50))
+		marked := env.byVersion(grpctraffic.Tally(t, conn, 50, "end-user", "jason"))
+		unmarked := env.byVersion(grpctraffic.Tally(t, conn, 50))
 		if marked["v3"] != 50 || unmarked["v1"] != 50 {
 			t.Errorf("marked RPCs by version %v, unmarked %v; want 50 of 50 to v3, and to v1", marked, unmarked)
 		}
@@ -469,7 +434,7 @@ func runTrafficScenarios(t *testing.T, env *trafficEnv, r routing) {
 	t.Run("an edit moves traffic within a second", func(t *testing.T) {
 		env.applyRouting(t, r.only("reviews-edit", "v1"), "reviews-edit", r.clusters("v1")...)
 		conn := env.client(t)
-		if got := env.byVersion(tally(t, conn, 20)); got["v1"] != 20 {
+		if got := env.byVersion(grpctraffic.Tally(t, conn, 20)); got["v1"] != 20 {
 			t.Fatalf("before the edit: %v", got)
 		}
 		edited := time.Now()
@@ -493,7 +458,7 @@ func runTrafficScenarios(t *testing.T, env *trafficEnv, r routing) {
 			env.waitEndpoints(t, cluster, serving...)
 		})
 		conn := env.client(t)
-		if got := tally(t, conn, 100); got[gone.Name] == 0 {
+		if got := grpctraffic.Tally(t, conn, 100); got[gone.Name] == 0 {
 			t.Fatalf("before the removal %s got no RPC: %v", gone.Name, got)
 		}
 		removed := time.Now()
@@ -512,7 +477,7 @@ func runTrafficScenarios(t *testing.T, env *trafficEnv, r routing) {
 				streak++
 			}
 		}
-		if got := tally(t, conn, 200); got[gone.Name] > 0 {
+		if got := grpctraffic.Tally(t, conn, 200); got[gone.Name] > 0 {
 			t.Errorf("after the removal %s still got %d of 200 RPCs", gone.Name, got[gone.Name])
 		}
 		t.Logf("%s mode, %s: the last RPC to the removed endpoint was %s after the write", env.mode, r.name, max(last.Sub(removed), 0).Round(time.Millisecond))

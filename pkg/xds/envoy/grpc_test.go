@@ -29,16 +29,13 @@ import (
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/xds"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
-	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	xdsserver "github.com/meshcp/meshcp/pkg/xds"
 	"github.com/meshcp/meshcp/pkg/xds/envoy"
+	"github.com/meshcp/meshcp/test/grpctraffic"
 )
 
 // This file proves that grpc-go's own xDS client accepts what the builders
@@ -63,23 +60,6 @@ var backends = []struct {
 	{"reviews-v3-1", "127.0.0.15", "v3", false},
 }
 
-// identityService answers /reviews.Reviews/Get with the backend's name.
-func identityService(name string) *grpc.ServiceDesc {
-	return &grpc.ServiceDesc{
-		ServiceName: "reviews.Reviews",
-		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{
-			MethodName: "Get",
-			Handler: func(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
-				if err := dec(new(wrapperspb.StringValue)); err != nil {
-					return nil, err
-				}
-				return wrapperspb.String(name), nil
-			},
-		}},
-	}
-}
-
 // startBackends starts one gRPC server per backend, all on one port, and
 // returns the port.
 func startBackends(t *testing.T) uint32 {
@@ -91,10 +71,7 @@ func startBackends(t *testing.T) uint32 {
 			t.Fatalf("backend %s: %v", b.name, err)
 		}
 		port = lis.Addr().(*net.TCPAddr).Port
-		s := grpc.NewServer()
-		s.RegisterService(identityService(b.name), nil)
-		go func() { _ = s.Serve(lis) }()
-		t.Cleanup(s.Stop)
+		t.Cleanup(grpctraffic.Serve(lis, b.name).Stop)
 	}
 	return uint32(port)
 }
@@ -300,46 +277,18 @@ func routeClusters(rc *routev3.RouteConfiguration) []string {
 // extra is more of the bootstrap (certificate providers).
 func (x *xdsServer) dial(t *testing.T, id string, extra ...string) *grpc.ClientConn {
 	t.Helper()
-	bootstrap := fmt.Sprintf(`{
-		"xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
-		"node": {"id": %q, "metadata": {"GENERATOR": "grpc", "NAMESPACE": "default"}}%s
-	}`, x.addr, id, strings.Join(extra, ""))
-	resolver, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := grpc.NewClient("xds:///"+target, grpc.WithResolvers(resolver), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
+	return grpctraffic.Dial(t, grpctraffic.Bootstrap(x.addr, id, "default", extra...), target)
 }
 
 // call makes one RPC and returns who answered.
 func call(ctx context.Context, conn *grpc.ClientConn, md ...string) (string, error) {
-	if len(md) > 0 {
-		ctx = metadata.AppendToOutgoingContext(ctx, md...)
-	}
-	out := new(wrapperspb.StringValue)
-	err := conn.Invoke(ctx, "/reviews.Reviews/Get", wrapperspb.String("hi"), out, grpc.WaitForReady(true))
-	return out.GetValue(), err
+	return grpctraffic.Call(ctx, conn, md...)
 }
 
 // tally makes n RPCs and counts the answers by backend.
 func tally(t *testing.T, conn *grpc.ClientConn, n int, md ...string) map[string]int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
-	defer cancel()
-	got := map[string]int{}
-	for range n {
-		who, err := call(ctx, conn, md...)
-		if err != nil {
-			t.Fatalf("RPC failed: %v", err)
-		}
-		got[who]++
-	}
-	return got
+	return grpctraffic.Tally(t, conn, n, md...)
 }
 
 // waitACKs waits until node id has ACKed every type, or fails on a NACK.

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,36 +33,7 @@ type served struct {
 	*registrytest.World
 	srv  *xds.Server
 	gen  *envoy.Generator
-	logs *lines
-}
-
-// lines keeps what the server logged.
-type lines struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.all = append(l.all, string(p))
-	return len(p), nil
-}
-
-func (l *lines) count(all ...string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, line := range l.all {
-		ok := true
-		for _, s := range all {
-			ok = ok && strings.Contains(line, s)
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
+	logs *krttest.Logs
 }
 
 func serveWorld(t *testing.T, files map[string]string) *served {
@@ -72,7 +42,7 @@ func serveWorld(t *testing.T, files map[string]string) *served {
 	opts := xds.DefaultOptions()
 	opts.Addr, opts.TLSAddr = "127.0.0.1:0", ""
 	opts.Debounce = xds.DebounceOptions{Quiet: 5 * time.Millisecond, Max: 50 * time.Millisecond}
-	logs := &lines{}
+	logs := &krttest.Logs{}
 	srv, err := xds.NewServer(opts, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -375,7 +345,7 @@ spec:
 			}
 		}
 	}
-	if n := s.logs.count("level=WARN", "configuration not generated as written", "spec.http[0].mirror"); n != 1 {
+	if n := s.logs.Count("level=WARN", "configuration not generated as written", "spec.http[0].mirror"); n != 1 {
 		t.Errorf("the warning was logged %d times at warning level, want once", n)
 	}
 }

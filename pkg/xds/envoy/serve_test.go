@@ -65,7 +65,7 @@ func serveWorld(t *testing.T, files map[string]string) *served {
 // write replaces a file of the world's folder.
 func (s *served) write(t *testing.T, name, content string) {
 	t.Helper()
-	registrytest.WriteFile(t, filepath.Join(s.Dir, name), content)
+	krttest.WriteFile(t, filepath.Join(s.Dir, name), content)
 }
 
 // adsClient is a state-of-the-world ADS stream of a proxyless gRPC

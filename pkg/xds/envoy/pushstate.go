@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/meshcp/meshcp/pkg/xds"
 )
@@ -15,8 +16,13 @@ import (
 // for all the connections that ask the same thing (istiod's push context
 // and its caches, for one push).
 type pushState struct {
-	model      *Model
 	generation uint64
+	// The Model is built when a connection first needs it, so a push that
+	// reaches no Envoy client (a daemon serving config distribution only)
+	// builds none.
+	modelOnce sync.Once
+	built     atomic.Pointer[Model]
+	build     func() *Model
 
 	mu      sync.Mutex
 	outputs map[string]*output
@@ -29,8 +35,26 @@ type output struct {
 	generated xds.Generated
 }
 
-func newPushState(m *Model, generation uint64) *pushState {
-	return &pushState{model: m, generation: generation, outputs: map[string]*output{}}
+// newPushState is the state of a push whose Model build makes, when it
+// is first needed.
+func newPushState(build func() *Model, generation uint64) *pushState {
+	return &pushState{build: build, generation: generation, outputs: map[string]*output{}}
+}
+
+// model returns the push's Model, building it the first time.
+func (ps *pushState) model() *Model {
+	ps.modelOnce.Do(func() { ps.built.Store(ps.build()) })
+	return ps.built.Load()
+}
+
+// sameModel is how the next push gets this push's Model: the Model when
+// it was built, else the way to build it; never this push's state, whose
+// outputs would then be kept for as long as pushes reuse the Model.
+func (ps *pushState) sameModel() func() *Model {
+	if m := ps.built.Load(); m != nil {
+		return func() *Model { return m }
+	}
+	return ps.build
 }
 
 // get returns the output under key, building it with build the first

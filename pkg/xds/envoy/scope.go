@@ -60,7 +60,7 @@ func (g *Generator) affects(typeURL string, p *Proxy, w *xds.Watch, req *xds.Pus
 					return true
 				}
 			case ClusterType:
-				if g.current().model.clustersReadEndpoints(key.Name) && watchesHost(w, key.Name) {
+				if g.current().model().clustersReadEndpoints(key.Name) && watchesHost(w, key.Name) {
 					return true
 				}
 			}

@@ -73,23 +73,19 @@ func (g *Generator) Stats() Stats {
 // connection): a new Model when the push changed what it holds, the same
 // one for endpoint changes alone (builders read endpoints from the
 // registry as they go), and no outputs carried over from the last push
-// unless nothing the builders read changed.
+// unless nothing the builders read changed. The Model is built when the
+// first connection of the push needs it, once for all of them.
 func (g *Generator) Prepare(req *xds.PushRequest) {
 	if !concernsBuilders(req) {
 		return
 	}
 	g.mu.Lock()
-	prev := g.push
-	g.mu.Unlock()
-	var m *Model
-	if prev != nil && !rebuildsModel(req) {
-		m = prev.model
-	} else {
-		m = g.buildModel()
+	defer g.mu.Unlock()
+	build := g.buildModel
+	if prev := g.push; prev != nil && !rebuildsModel(req) {
+		build = prev.sameModel()
 	}
-	g.mu.Lock()
-	g.push = newPushState(m, req.Generation)
-	g.mu.Unlock()
+	g.push = newPushState(build, req.Generation)
 }
 
 // current is the state of the push in progress, or a first one.
@@ -97,7 +93,7 @@ func (g *Generator) current() *pushState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.push == nil {
-		g.push = newPushState(g.buildModel(), 0)
+		g.push = newPushState(g.buildModel, 0)
 	}
 	return g.push
 }
@@ -134,7 +130,7 @@ func (g *Generator) generate(typeURL string, p *Proxy, w *xds.Watch) xds.Generat
 		return xds.Generated{}
 	}
 	ps := g.current()
-	out, reused := ps.get(requestKey(typeURL, p, w), func() xds.Generated { return buildOutput(typeURL, p, w, ps.model) })
+	out, reused := ps.get(requestKey(typeURL, p, w), func() xds.Generated { return buildOutput(typeURL, p, w, ps.model()) })
 	label := metricType(typeURL)
 	if reused {
 		g.stats.reuses.Add(1)

@@ -409,3 +409,38 @@ func mustJSON(t *testing.T, resp *discoveryv3.DiscoveryResponse) []byte {
 	}
 	return out
 }
+
+// A push that reaches no Envoy client builds no Model: a daemon that only
+// distributes configuration pays nothing for the Envoy types.
+func TestNoModelWithoutEnvoyClients(t *testing.T) {
+	s := servedReviews(t)
+	generation := func() uint64 {
+		rec := httptest.NewRecorder()
+		s.srv.SyncHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/debug/syncz", nil))
+		var z struct {
+			Generation uint64 `json:"generation"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &z); err != nil {
+			t.Fatal(err)
+		}
+		return z.Generation
+	}
+	before := generation()
+	s.write(t, "vs.yaml", splitVS)
+	deadline := time.Now().Add(krttest.Timeout)
+	for generation() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("the VirtualService was never pushed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := s.gen.Stats().ModelBuilds; n != 0 {
+		t.Errorf("%d Models built with no Envoy client connected", n)
+	}
+	c := connectGRPC(t, s.srv.Addr(), "late", "default")
+	c.watch(envoy.ListenerType, target)
+	c.watch(envoy.RouteType, target)
+	if n := s.gen.Stats().ModelBuilds; n != 1 {
+		t.Errorf("%d Models built for the first client, want 1", n)
+	}
+}

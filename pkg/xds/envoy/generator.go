@@ -47,15 +47,3 @@ func (Builders) Generate(req Request, m *Model) Result {
 // them (clusters before the endpoints they need, listeners before the
 // routes they name).
 func Types() []string { return []string{ClusterType, EndpointType, ListenerType, RouteType} }
-
-// ClustersOfHost picks, among cluster names a client watches, those of a
-// host: what to resend when that host's endpoints change.
-func ClustersOfHost(watched []string, host string) []string {
-	var out []string
-	for _, name := range watched {
-		if ref, err := ParseClusterName(name); err == nil && ref.Host == host {
-			out = append(out, name)
-		}
-	}
-	return out
-}

@@ -444,3 +444,31 @@ func TestNoModelWithoutEnvoyClients(t *testing.T) {
 		t.Errorf("%d Models built for the first client, want 1", n)
 	}
 }
+
+// The clusters of a DNS service carry its endpoints: an endpoint change
+// re-sends them (and still nothing else).
+func TestEndpointChangeOfADNSServiceResendsItsCluster(t *testing.T) {
+	entry := func(host string) string {
+		return `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: api, namespace: default}
+spec:
+  hosts: [api.example.com]
+  ports: [{number: 443, name: grpc, protocol: GRPC}]
+  resolution: DNS
+  endpoints: [{address: ` + host + `}]
+`
+	}
+	s := serveWorld(t, map[string]string{"entry.yaml": entry("a.example.com")})
+	c := connectGRPC(t, s.srv.Addr(), "client-dns", "default")
+	const cluster = "outbound|443||api.example.com"
+	if resp := c.watch(envoy.ClusterType, cluster); !strings.Contains(string(mustJSON(t, resp)), "a.example.com") {
+		t.Fatalf("the DNS cluster does not name its endpoint: %s", mustJSON(t, resp))
+	}
+	s.write(t, "entry.yaml", entry("b.example.com"))
+	resp := c.next()
+	if resp.TypeUrl != envoy.ClusterType || !strings.Contains(string(mustJSON(t, resp)), "b.example.com") {
+		t.Fatalf("the endpoint change sent %s: %s", resp.TypeUrl, mustJSON(t, resp))
+	}
+	c.nothingMore()
+}

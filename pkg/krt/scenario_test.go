@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/meshcp/meshcp/pkg/krt"
@@ -315,12 +316,28 @@ func TestEqual(t *testing.T) {
 		{"DeepEqual differs", func() bool { return krt.Equal(plain{1, nil}, plain{2, nil}) }, false},
 		{"pointers compare their values", func() bool { return krt.Equal(&plain{A: 1}, &plain{A: 1}) }, true},
 		{"interface holding protos", func() bool { return krt.Equal[any](wrapperspb.String("a"), wrapperspb.String("a")) }, true},
+		{"status pairs compare each part by its Equals", func() bool {
+			sized, fresh := wrapperspb.String("a"), wrapperspb.String("a")
+			_ = proto.Size(sized) // fills internals reflection would see
+			return krt.Equal(krt.ObjectWithStatus[specHolder, string]{Obj: specHolder{sized}, Status: "ok"},
+				krt.ObjectWithStatus[specHolder, string]{Obj: specHolder{fresh}, Status: "ok"})
+		}, true},
+		{"status pairs differ by status", func() bool {
+			return krt.Equal(krt.ObjectWithStatus[specHolder, string]{Obj: specHolder{wrapperspb.String("a")}, Status: "ok"},
+				krt.ObjectWithStatus[specHolder, string]{Obj: specHolder{wrapperspb.String("a")}, Status: "bad"})
+		}, false},
 	} {
 		if got := tc.eq(); got != tc.want {
 			t.Errorf("%s: Equal = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
+
+// specHolder holds a protobuf message behind an interface, as config.Config
+// holds its spec, and compares it with proto.Equal.
+type specHolder struct{ Spec proto.Message }
+
+func (h specHolder) Equals(o specHolder) bool { return proto.Equal(h.Spec, o.Spec) }
 
 // Scenario (e): sync travels down a chain of three derived collections, and
 // each level has its initial state when it says it is synced.

@@ -10,6 +10,15 @@ type ObjectWithStatus[I, IStatus any] struct {
 // ResourceName is the key of the input.
 func (o ObjectWithStatus[I, IStatus]) ResourceName() string { return GetKey(o.Obj) }
 
+// Equals compares the input and the status each as Equal does (their
+// Equals methods first), never by reflecting over the pair: an input
+// holding a protobuf message (a config.Config) would otherwise be read
+// field by field, internals included, while another goroutine marshals
+// it.
+func (o ObjectWithStatus[I, IStatus]) Equals(x ObjectWithStatus[I, IStatus]) bool {
+	return Equal(o.Obj, x.Obj) && Equal(o.Status, x.Status)
+}
+
 // TransformationSingleStatus computes a status for the input (nil: none)
 // and zero or one output.
 type TransformationSingleStatus[I, IStatus, O any] func(ctx HandlerContext, input I) (*IStatus, *O)

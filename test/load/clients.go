@@ -15,7 +15,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// clientBDPEnv, set to anything, makes the synthetic clients grpc-go
+// clientBDPEnv, set to anything, makes the grpc-go synthetic clients (see
+// clientKindEnv) grpc-go
 // clients with default settings, which probe the bandwidth with a PING
 // after data arrives (so every push costs the server a PING ACK too).
 // Unset, they keep fixed flow-control windows as Envoy does.
@@ -29,6 +30,9 @@ type fleet struct {
 	n       int
 	typeURL string
 	delta   bool
+	kind    string // "wire" or "grpc", see clientKindEnv
+
+	creditAt uint32
 
 	connected atomic.Int64
 	allUp     chan struct{}
@@ -47,11 +51,25 @@ type operation struct {
 	done     chan struct{}
 }
 
-// newFleet connects n clients to addr, all at once, and returns when each
-// has its first response or one failed.
-func newFleet(addr, typeURL string, n int, delta bool) (*fleet, time.Duration, error) {
+// fleetConfig says what clients a fleet has.
+type fleetConfig struct {
+	addr    string // the daemon's xDS address
+	typeURL string // what every client watches, all names
+	n       int
+	delta   bool
+	kind    string        // "wire" or "grpc", see clientKindEnv
+	connect time.Duration // how long the n clients may take to connect
+	// creditAt is how many received bytes a wire client credits back to
+	// the server at once (0: half its window).
+	creditAt uint32
+}
+
+// newFleet connects the clients, all at once, and returns when each has
+// its first response or one failed.
+func newFleet(cfg fleetConfig) (*fleet, time.Duration, error) {
+	addr, n := cfg.addr, cfg.n
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &fleet{n: n, typeURL: typeURL, delta: delta, allUp: make(chan struct{}), errs: make(chan error, n), cancel: cancel}
+	f := &fleet{n: n, typeURL: cfg.typeURL, delta: cfg.delta, kind: cfg.kind, creditAt: cfg.creditAt, allUp: make(chan struct{}), errs: make(chan error, n), cancel: cancel}
 	start := time.Now()
 	for i := range n {
 		f.wg.Add(1)
@@ -68,9 +86,9 @@ func newFleet(addr, typeURL string, n int, delta bool) (*fleet, time.Duration, e
 	case err := <-f.errs:
 		f.close()
 		return nil, 0, err
-	case <-time.After(5 * time.Minute):
+	case <-time.After(cfg.connect):
 		f.close()
-		return nil, 0, fmt.Errorf("only %d of %d clients connected within 5m", f.connected.Load(), n)
+		return nil, 0, fmt.Errorf("only %d of %d clients connected within %s", f.connected.Load(), n, cfg.connect)
 	}
 }
 
@@ -112,6 +130,10 @@ func (f *fleet) up() {
 }
 
 func (f *fleet) run(ctx context.Context, addr, id string) error {
+	node := &corev3.Node{Id: id}
+	if f.kind != "grpc" {
+		return f.runWire(ctx, addr, node)
+	}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithReadBufferSize(8 << 10), grpc.WithWriteBufferSize(8 << 10), grpc.WithSharedWriteBuffer(true)}
 	if os.Getenv(clientBDPEnv) == "" {
@@ -125,7 +147,6 @@ func (f *fleet) run(ctx context.Context, addr, id string) error {
 	}
 	defer cc.Close()
 	ads := discoveryv3.NewAggregatedDiscoveryServiceClient(cc)
-	node := &corev3.Node{Id: id}
 	if f.delta {
 		return f.runDelta(ctx, ads, node)
 	}
@@ -137,14 +158,7 @@ func (f *fleet) runSotW(ctx context.Context, ads discoveryv3.AggregatedDiscovery
 	if err != nil {
 		return err
 	}
-	return watch(f, s, &discoveryv3.DiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNames: []string{"*"}},
-		func(resp *discoveryv3.DiscoveryResponse) (*discoveryv3.DiscoveryRequest, [][]byte) {
-			values := make([][]byte, len(resp.Resources))
-			for i, r := range resp.Resources {
-				values[i] = r.Value
-			}
-			return &discoveryv3.DiscoveryRequest{TypeUrl: resp.TypeUrl, VersionInfo: resp.VersionInfo, ResponseNonce: resp.Nonce, ResourceNames: []string{"*"}}, values
-		})
+	return watch(f, s, f.subscribeSotW(node), ackSotW)
 }
 
 func (f *fleet) runDelta(ctx context.Context, ads discoveryv3.AggregatedDiscoveryServiceClient, node *corev3.Node) error {
@@ -152,20 +166,66 @@ func (f *fleet) runDelta(ctx context.Context, ads discoveryv3.AggregatedDiscover
 	if err != nil {
 		return err
 	}
-	return watch(f, s, &discoveryv3.DeltaDiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNamesSubscribe: []string{"*"}},
-		func(resp *discoveryv3.DeltaDiscoveryResponse) (*discoveryv3.DeltaDiscoveryRequest, [][]byte) {
-			values := make([][]byte, len(resp.Resources))
-			for i, r := range resp.Resources {
-				values[i] = r.GetResource().GetValue()
-			}
-			return &discoveryv3.DeltaDiscoveryRequest{TypeUrl: resp.TypeUrl, ResponseNonce: resp.Nonce}, values
-		})
+	return watch(f, s, f.subscribeDelta(node), ackDelta)
+}
+
+// runWire runs one client as a wireStream.
+func (f *fleet) runWire(ctx context.Context, addr string, node *corev3.Node) error {
+	if f.delta {
+		s, err := dialWire[*discoveryv3.DeltaDiscoveryRequest](ctx, addr, adsMethod(true), f.creditAt, func() *discoveryv3.DeltaDiscoveryResponse { return new(discoveryv3.DeltaDiscoveryResponse) })
+		if err != nil {
+			return err
+		}
+		defer s.close()
+		return watch(f, s, f.subscribeDelta(node), ackDelta)
+	}
+	s, err := dialWire[*discoveryv3.DiscoveryRequest](ctx, addr, adsMethod(false), f.creditAt, func() *discoveryv3.DiscoveryResponse { return new(discoveryv3.DiscoveryResponse) })
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return watch(f, s, f.subscribeSotW(node), ackSotW)
+}
+
+func (f *fleet) subscribeSotW(node *corev3.Node) *discoveryv3.DiscoveryRequest {
+	return &discoveryv3.DiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNames: []string{"*"}}
+}
+
+// ackSotW builds the ACK of a state-of-the-world response and lists its
+// resources' bytes.
+func ackSotW(resp *discoveryv3.DiscoveryResponse) (*discoveryv3.DiscoveryRequest, [][]byte) {
+	values := make([][]byte, len(resp.Resources))
+	for i, r := range resp.Resources {
+		values[i] = r.Value
+	}
+	return &discoveryv3.DiscoveryRequest{TypeUrl: resp.TypeUrl, VersionInfo: resp.VersionInfo, ResponseNonce: resp.Nonce, ResourceNames: []string{"*"}}, values
+}
+
+func (f *fleet) subscribeDelta(node *corev3.Node) *discoveryv3.DeltaDiscoveryRequest {
+	return &discoveryv3.DeltaDiscoveryRequest{Node: node, TypeUrl: f.typeURL, ResourceNamesSubscribe: []string{"*"}}
+}
+
+// ackDelta builds the ACK of a delta response and lists its resources'
+// bytes.
+func ackDelta(resp *discoveryv3.DeltaDiscoveryResponse) (*discoveryv3.DeltaDiscoveryRequest, [][]byte) {
+	values := make([][]byte, len(resp.Resources))
+	for i, r := range resp.Resources {
+		values[i] = r.GetResource().GetValue()
+	}
+	return &discoveryv3.DeltaDiscoveryRequest{TypeUrl: resp.TypeUrl, ResponseNonce: resp.Nonce}, values
+}
+
+// bidiStream is a client's side of a bidirectional stream, grpc-go's or a
+// wireStream.
+type bidiStream[Req, Resp any] interface {
+	Send(Req) error
+	Recv() (Resp, error)
 }
 
 // watch runs one client's stream of either protocol: subscribe, then ACK
 // every response (ack builds the ACK and lists the resources' bytes) and
 // count the current operation when a response carries its marker.
-func watch[Req, Resp any](f *fleet, s grpc.BidiStreamingClient[Req, Resp], subscribe *Req, ack func(*Resp) (*Req, [][]byte)) error {
+func watch[Req, Resp any](f *fleet, s bidiStream[Req, Resp], subscribe Req, ack func(Resp) (Req, [][]byte)) error {
 	if err := s.Send(subscribe); err != nil {
 		return err
 	}

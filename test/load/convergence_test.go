@@ -34,8 +34,8 @@ const (
 
 // BenchmarkConvergence measures how fast a change reaches every client:
 // N synthetic ADS clients (each on its own connection, with fixed
-// flow-control windows as Envoy keeps them; MESHCP_LOAD_CLIENT_BDP=1 for
-// grpc-go's defaults) watch all VirtualServices; one op changes one VirtualService (an API server update
+// flow-control windows as Envoy keeps them; see clientKindEnv for the two
+// implementations) watch all VirtualServices; one op changes one VirtualService (an API server update
 // in Kubernetes mode, a file write in file mode) and waits until all N have
 // received it and sent their ACK. The daemon runs with its defaults (100ms
 // push debounce; in file mode also the folder watch's 100ms debounce) as
@@ -63,7 +63,7 @@ func BenchmarkConvergence(b *testing.B) {
 
 // writer changes VirtualService 0 so that it carries marker.
 type writer interface {
-	write(b *testing.B, marker string)
+	write(b testing.TB, marker string)
 }
 
 func runConvergence(b *testing.B, mode string, delta bool, n int) {
@@ -72,7 +72,7 @@ func runConvergence(b *testing.B, mode string, delta bool, n int) {
 	name := fmt.Sprintf("%s-%v-%d", mode, delta, n)
 	connectProfile := saveProfiles(b, d, name+"-connect", false)
 	clientsBefore := selfCPU(b)
-	f, connect, err := newFleet(d.Addrs["xds"], vsType, n, delta)
+	f, connect, err := newFleet(fleetConfig{addr: d.Addrs["xds"], typeURL: vsType, n: n, delta: delta, kind: clientKind(), connect: 5 * time.Minute})
 	clientsConnect := selfCPU(b) - clientsBefore
 	if err != nil {
 		b.Fatal(err)
@@ -123,8 +123,8 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	return sorted[min(max(i-1, 0), len(sorted)-1)]
 }
 
-// profileDirEnv names a folder where the daemon's heap profile (after the
-// clients connected) and CPU profiles (while they connect, and during the
+// profileDirEnv names a folder where the daemon's heap profile and
+// goroutines (after the clients connected) and CPU profiles (while they connect, and during the
 // ops) are saved, to see where the time and memory go.
 const profileDirEnv = "MESHCP_LOAD_PROFILES"
 
@@ -146,6 +146,7 @@ func saveProfiles(b *testing.B, d *e2e.Daemon, name string, heap bool) func() {
 	}
 	if heap {
 		save("/debug/pprof/heap", "heap.pprof")
+		save("/debug/pprof/goroutine?debug=1", "goroutine.txt")
 	}
 	done := make(chan struct{})
 	go func() {
@@ -261,7 +262,7 @@ type kubeWriter struct {
 	current *istionetworkingv1.VirtualService
 }
 
-func (w *kubeWriter) write(b *testing.B, marker string) {
+func (w *kubeWriter) write(b testing.TB, marker string) {
 	next := w.current.DeepCopy()
 	next.Labels["load.meshcp.io/op"] = marker
 	updated, err := w.c.Istio.NetworkingV1().VirtualServices(namespace).Update(context.Background(), next, metav1.UpdateOptions{})
@@ -275,9 +276,9 @@ func (w *kubeWriter) write(b *testing.B, marker string) {
 // ConfigMap updates do).
 type fileWriter struct{ dir string }
 
-func (w *fileWriter) write(b *testing.B, marker string) { w.writeVS(b, 0, marker) }
+func (w *fileWriter) write(b testing.TB, marker string) { w.writeVS(b, 0, marker) }
 
-func (w *fileWriter) writeVS(b *testing.B, i int, marker string) {
+func (w *fileWriter) writeVS(b testing.TB, i int, marker string) {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: vs-%d\n  namespace: %s\n  labels: {load.meshcp.io/op: %q}\n", i, namespace, marker)
 	fmt.Fprintf(&buf, "spec:\n  hosts: [svc-%d.%s.svc.cluster.local]\n  http:\n  - route:\n    - destination: {host: svc-%d.%s.svc.cluster.local}\n", i, namespace, i, namespace)

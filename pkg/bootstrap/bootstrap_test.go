@@ -169,7 +169,7 @@ func TestDefaultsServeTheExamples(t *testing.T) {
 	t.Chdir(t.TempDir()) // not a checkout: the embedded copy is served
 	d := startDaemon(t, bootstrap.DefaultOptions())
 	d.waitFor(t, "/debug/krtz?collection=config/core/Service", func(_ int, body string) bool {
-		return len(outputs(t, body, "config/core/Service")) == 4
+		return len(outputs(t, body, "config/core/Service")) == 5 // bookinfo's four and the Gateway API example's gateway Service
 	})
 }
 

@@ -45,7 +45,9 @@
 // matches are by path element. Backends are Services, in the route's
 // namespace or opened by a ReferenceGrant; requests meant for backends
 // that do not resolve get a 500 (a direct response, or an abort fault
-// for their share of the weight). HTTPRoutes and GRPCRoutes never share a
+// for their share of the weight); connections of a TCPRoute or TLSRoute
+// meant for them go to RejectedBackendHost, which the xDS generators
+// refuse, for their share too. HTTPRoutes and GRPCRoutes never share a
 // listener and hostname: the older wins.
 //
 // # Mesh routing

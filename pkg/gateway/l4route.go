@@ -66,18 +66,35 @@ func newTLSRoutes(routes krt.Collection[config.Config], in *routeInputs, o *opti
 	}, o.collection("gateway/TLSRoutes")...)
 }
 
+// RejectedBackendHost is the destination host that stands for the
+// backends of a TCPRoute or TLSRoute that do not resolve. The Gateway API
+// requires connections meant for them to be rejected, in proportion to
+// their weight; the host is in the reserved ".invalid" domain, so it is
+// never a real service, and the xDS generators send it to a cluster that
+// refuses every connection.
+const RejectedBackendHost = "rejected-backend.meshcp.invalid"
+
 // l4Destinations resolves the backends of a TCPRoute or TLSRoute rule
-// into weighted destinations. Backends that do not resolve, and those of
-// weight 0, get no connections; connections have no status code to
-// answer with, so the weight of the others is what counts.
+// into weighted destinations. Backends that do not resolve keep their
+// weight as one RejectedBackendHost destination, as does a rule with no
+// backends at all, so that connections meant for them are refused rather
+// than sent to the others; backends of weight 0 get no connections.
 func l4Destinations(ctx krt.HandlerContext, r config.Config, kind, where string, refs []gatewayv1.BackendRef, in *routeInputs, problems *refProblems) []*networking.RouteDestination {
 	var dests []*networking.RouteDestination
+	var rejected int32
 	for k, b := range refs {
+		weight := backendWeight(b.Weight)
 		dest := resolveBackend(ctx, r, kind, fmt.Sprintf("%s.backendRefs[%d]", where, k), b.BackendObjectReference, in, problems)
-		if dest == nil || backendWeight(b.Weight) == 0 {
-			continue
+		switch {
+		case weight == 0:
+		case dest == nil:
+			rejected += weight
+		default:
+			dests = append(dests, &networking.RouteDestination{Destination: dest, Weight: weight})
 		}
-		dests = append(dests, &networking.RouteDestination{Destination: dest, Weight: backendWeight(b.Weight)})
+	}
+	if rejected > 0 || len(refs) == 0 {
+		dests = append(dests, &networking.RouteDestination{Destination: &networking.Destination{Host: RejectedBackendHost}, Weight: rejected})
 	}
 	if len(dests) == 1 {
 		dests[0].Weight = 0

@@ -26,11 +26,14 @@ import (
 
 // routeContext is where routes are generated: the port of the listener
 // and the gateway ("mesh" for sidecars and gRPC clients, "ns/name" for a
-// gateway), and the service a mesh virtual host is for.
+// gateway), the service a mesh virtual host is for, and the one address
+// a listener takes connections for, if it has one (a sidecar's per-VIP
+// TCP listener; tcp and tls routes match destination subnets on it).
 type routeContext struct {
 	port    uint32
 	gateway string
 	service *registry.Service
+	vip     string
 }
 
 // virtualServiceRoutes translates the http routes of a VirtualService, in

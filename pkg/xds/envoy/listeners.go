@@ -3,13 +3,11 @@ package envoy
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
-	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -129,13 +127,8 @@ func (b *build) sidecarListeners() []Resource {
 				httpPorts[port.Number] = true
 			default:
 				for _, vip := range svc.Addresses {
-					name := listenerName(vip, port.Number)
-					out = append(out, Resource{Name: name, Message: &listenerv3.Listener{
-						Name:         name,
-						Address:      socketAddress(vip, port.Number),
-						BindToPort:   wrapperspb.Bool(false),
-						FilterChains: []*listenerv3.FilterChain{tcpProxyChain("outbound|"+itoa(port.Number)+"||"+svc.Hostname, ClusterName(port.Number, "", svc.Hostname))},
-					}})
+					l := b.sidecarTCPListener(svc, port, vip)
+					out = append(out, Resource{Name: l.Name, Message: l})
 				}
 			}
 		}
@@ -158,13 +151,37 @@ func hcmFilter(h *hcmv3.HttpConnectionManager) *listenerv3.Filter {
 }
 
 func tcpProxyChain(statPrefix, cluster string) *listenerv3.FilterChain {
-	return &listenerv3.FilterChain{Filters: []*listenerv3.Filter{{
-		Name: tcpProxyName,
-		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxyv3.TcpProxy{
-			StatPrefix:       statPrefix,
-			ClusterSpecifier: &tcpproxyv3.TcpProxy_Cluster{Cluster: cluster},
-		})},
-	}}}
+	return &listenerv3.FilterChain{Filters: []*listenerv3.Filter{tcpProxyFilter(clusterProxy(statPrefix, cluster))}}
+}
+
+// sidecarTCPListener is the listener of one virtual IP and non-HTTP port
+// of a service ("10.0.0.1_5432", not bound: iptables hands connections
+// over from virtualOutbound). Connections go where the VirtualService
+// bound to the mesh for the host sends them: on TLS ports (TLS, HTTPS)
+// the first tls route whose sniHosts the connection's SNI names, read by
+// the TLS inspector; otherwise the first tcp route that matches; without
+// either, the service's own cluster.
+func (b *build) sidecarTCPListener(svc *registry.Service, port registry.Port, vip string) *listenerv3.Listener {
+	name := listenerName(vip, port.Number)
+	statPrefix := "outbound|" + itoa(port.Number) + "||" + svc.Hostname
+	l := &listenerv3.Listener{Name: name, Address: socketAddress(vip, port.Number), BindToPort: wrapperspb.Bool(false)}
+	fallback := clusterProxy(statPrefix, ClusterName(port.Number, "", svc.Hostname))
+	if v := b.m.virtualServiceFor(svc.Hostname, "mesh", b.p); v != nil {
+		rc := routeContext{port: port.Number, gateway: "mesh", service: svc, vip: vip}
+		if port.Protocol == registry.TLS || port.Protocol == registry.HTTPS {
+			l.FilterChains = b.tlsRouteChains(v, rc, sniClaims{}, func(h string) []string { return []string{h} })
+		}
+		if t, field := b.tcpRoute(v, rc); t != nil {
+			if tp := b.tcpProxy(v, t.GetRoute(), field, rc, statPrefix); tp != nil {
+				fallback = tp
+			}
+		}
+	}
+	if len(l.FilterChains) > 0 {
+		l.ListenerFilters = tlsInspector()
+	}
+	l.FilterChains = append(l.FilterChains, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{tcpProxyFilter(fallback)}})
+	return l
 }
 
 // gatewayServers lists the servers of the gateways that select the proxy.
@@ -178,26 +195,64 @@ func (b *build) gatewayServers() []gatewayServer {
 	return out
 }
 
-// serverKind sorts a gateway server: plaintext HTTP, TLS-terminating
-// HTTPS, or something not generated yet.
+// serverKind sorts a gateway server by what its chains do with a
+// connection.
 type serverKind int
 
 const (
-	plainHTTP serverKind = iota
-	terminatedHTTPS
+	plainHTTP       serverKind = iota // plaintext HTTP: http routes
+	terminatedHTTPS                   // TLS terminated, matched by SNI: http routes
+	plainTCP                          // plaintext TCP (and TCP-based protocols): tcp routes
+	passthroughTLS                    // TLS passed through, matched by SNI: tls routes
+	terminatedTLS                     // TLS terminated, matched by SNI: tcp routes
 	notGenerated
 )
 
+func (k serverKind) String() string {
+	switch k {
+	case plainHTTP:
+		return "plaintext HTTP"
+	case terminatedHTTPS:
+		return "HTTPS"
+	case plainTCP:
+		return "TCP"
+	case passthroughTLS:
+		return "TLS passthrough"
+	case terminatedTLS:
+		return "TLS"
+	}
+	return "unknown"
+}
+
 func kindOf(s *networking.Server) serverKind {
+	terminates := func() bool {
+		switch s.GetTls().GetMode() {
+		case networking.ServerTLSSettings_SIMPLE, networking.ServerTLSSettings_MUTUAL,
+			networking.ServerTLSSettings_ISTIO_MUTUAL, networking.ServerTLSSettings_OPTIONAL_MUTUAL:
+			return true
+		}
+		return false
+	}
+	passes := s.GetTls().GetMode() == networking.ServerTLSSettings_PASSTHROUGH
 	switch registry.ParseProtocol(s.GetPort().GetProtocol()) {
 	case registry.HTTP, registry.HTTP2, registry.GRPC, registry.GRPCWeb:
 		return plainHTTP
 	case registry.HTTPS:
-		switch s.GetTls().GetMode() {
-		case networking.ServerTLSSettings_SIMPLE, networking.ServerTLSSettings_MUTUAL,
-			networking.ServerTLSSettings_ISTIO_MUTUAL, networking.ServerTLSSettings_OPTIONAL_MUTUAL:
+		switch {
+		case terminates():
 			return terminatedHTTPS
+		case passes:
+			return passthroughTLS
 		}
+	case registry.TLS:
+		switch {
+		case terminates():
+			return terminatedTLS
+		case passes:
+			return passthroughTLS
+		}
+	case registry.TCP, registry.Mongo, registry.Redis, registry.MySQL:
+		return plainTCP
 	}
 	return notGenerated
 }
@@ -221,15 +276,35 @@ func (b *build) gatewayServersForRoute(name string) []gatewayServer {
 	return out
 }
 
-func (b *build) gatewayListeners() []Resource {
-	type listener struct {
-		l       *listenerv3.Listener
-		plain   bool
-		sni     map[string]string // server name -> the gateway server that claimed it
-		hasTLS  bool
-		servers []gatewayServer
+// gatewayPort is the listener of one port of a gateway while its servers
+// are added, in order. A port serves one class of server, as Gateway
+// validation requires of the servers of one Gateway (here across every
+// Gateway that selects the proxy): plaintext HTTP servers, which share
+// one chain; TLS servers (HTTPS, TLS passthrough, TLS terminated), whose
+// chains are matched by SNI, each name once; or one plaintext TCP server,
+// whose connections carry nothing to tell servers apart.
+type gatewayPort struct {
+	l      *listenerv3.Listener
+	class  string // of the first server taken: "HTTP", "TLS" or "TCP"
+	first  string // that server, "object field (kind)"
+	plain  bool   // the plaintext HTTP chain is there
+	hasTLS bool   // chains matched by SNI are there
+	sni    sniClaims
+}
+
+// portClass is the class of server a kind belongs to on a port.
+func portClass(k serverKind) string {
+	switch k {
+	case plainHTTP:
+		return "HTTP"
+	case plainTCP:
+		return "TCP"
 	}
-	byPort := map[uint32]*listener{}
+	return "TLS"
+}
+
+func (b *build) gatewayListeners() []Resource {
+	byPort := map[uint32]*gatewayPort{}
 	var ports []uint32
 	for _, s := range b.gatewayServers() {
 		port := s.server.GetPort().GetNumber()
@@ -241,69 +316,198 @@ func (b *build) gatewayListeners() []Resource {
 				s.server.GetPort().GetProtocol(), s.server.GetTls().GetMode())
 			continue
 		}
-		l := byPort[port]
-		if l == nil {
-			name := listenerName("0.0.0.0", port)
-			l = &listener{l: &listenerv3.Listener{Name: name, Address: socketAddress("0.0.0.0", port)}, sni: map[string]string{}}
-			byPort[port] = l
-			ports = append(ports, port)
-		}
-		switch kind {
-		case plainHTTP:
-			if l.plain {
-				continue // plaintext servers of a port share one chain and route configuration
-			}
-			l.plain = true
-			l.l.FilterChains = append(l.l.FilterChains, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(
-				httpConnectionManager("outbound_"+l.l.Name, gatewayHTTPRouteName(port), Gateway))}})
-		case terminatedHTTPS:
+		var tlsContext *corev3.TransportSocket
+		if kind == terminatedHTTPS || kind == terminatedTLS {
 			ctx, err := downstreamTLS(s.server.GetTls())
 			if err != nil {
 				b.w.add(object, field+".tls", "%v; server left out", err)
 				continue
 			}
-			var sni []string
-			for _, h := range s.server.Hosts {
-				if _, host, ok := strings.Cut(h, "/"); ok {
-					h = host
-				}
-				if h == "*" {
-					continue
-				}
-				if other, taken := l.sni[h]; taken {
-					b.w.add(object, field+".hosts", "host %s on port %d is already served by %s; left out of this server", h, port, other)
-					continue
-				}
-				l.sni[h] = object + " " + field
-				sni = append(sni, h)
+			if kind == terminatedTLS {
+				// What is inside is no HTTP: offer no HTTP protocols.
+				ctx.CommonTlsContext.AlpnProtocols = nil
 			}
-			if len(sni) == 0 && slices.ContainsFunc(s.server.Hosts, func(h string) bool { return !strings.HasSuffix(h, "/*") && h != "*" }) {
+			tlsContext = &corev3.TransportSocket{Name: tlsSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)}}
+		}
+		gp := byPort[port]
+		if gp == nil {
+			name := listenerName("0.0.0.0", port)
+			gp = &gatewayPort{l: &listenerv3.Listener{Name: name, Address: socketAddress("0.0.0.0", port)}, sni: sniClaims{}}
+			byPort[port] = gp
+			ports = append(ports, port)
+		}
+		switch class := portClass(kind); {
+		case gp.first == "":
+			gp.class, gp.first = class, fmt.Sprintf("%s %s (%s)", object, field, kind)
+		case class != gp.class:
+			b.w.add(object, field, "port %d is already served by %s; a %s server cannot share it; server left out", port, gp.first, kind)
+			continue
+		case class == "TCP":
+			b.w.add(object, field, "port %d is already served by %s, and plaintext TCP carries nothing to tell servers apart; server left out", port, gp.first)
+			continue
+		}
+		gwName := s.gw.cfg.Namespace + "/" + s.gw.cfg.Name
+		rc := routeContext{port: port, gateway: gwName}
+		switch kind {
+		case plainHTTP:
+			if gp.plain {
+				continue // plaintext servers of a port share one chain and route configuration
+			}
+			gp.plain = true
+			gp.l.FilterChains = append(gp.l.FilterChains, &listenerv3.FilterChain{Filters: []*listenerv3.Filter{hcmFilter(
+				httpConnectionManager("outbound_"+gp.l.Name, gatewayHTTPRouteName(port), Gateway))}})
+		case terminatedHTTPS:
+			var hosts []string
+			for _, h := range s.server.Hosts {
+				hosts = append(hosts, bareHost(h))
+			}
+			sni := gp.sni.claim(b, hosts, port, object+" "+field, object, field+".hosts")
+			if len(sni) == 0 {
 				continue // every host it names is served by another server
 			}
-			slices.Sort(sni)
+			if slices.Contains(sni, anySNI) {
+				sni = nil
+			}
 			route := gatewayHTTPSRouteName(port, s.serverName(), s.gw.cfg.Name, s.gw.cfg.Namespace)
-			l.hasTLS = true
-			l.l.FilterChains = append(l.l.FilterChains, &listenerv3.FilterChain{
+			gp.hasTLS = true
+			gp.l.FilterChains = append(gp.l.FilterChains, &listenerv3.FilterChain{
 				Name:             route,
 				FilterChainMatch: &listenerv3.FilterChainMatch{ServerNames: sni, TransportProtocol: "tls"},
-				TransportSocket:  &corev3.TransportSocket{Name: tlsSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)}},
+				TransportSocket:  tlsContext,
 				Filters:          []*listenerv3.Filter{hcmFilter(httpConnectionManager(route, route, Gateway))},
 			})
+		case plainTCP:
+			name := gatewayTCPName(port, s.serverName(), s.gw.cfg.Name, s.gw.cfg.Namespace)
+			tp := b.gatewayTCPProxy(s, rc, name)
+			if tp == nil {
+				b.w.add(object, field, "no tcp route of a VirtualService bound to gateway %s applies to port %d; the server forwards nothing", gwName, port)
+				continue
+			}
+			gp.l.FilterChains = append(gp.l.FilterChains, &listenerv3.FilterChain{Name: name, Filters: []*listenerv3.Filter{tcpProxyFilter(tp)}})
+		case passthroughTLS, terminatedTLS:
+			var chains []*listenerv3.FilterChain
+			if kind == passthroughTLS {
+				chains = b.gatewayPassthroughChains(s, rc, gp.sni)
+			} else {
+				chains = b.gatewayTerminatedChains(s, rc, gp.sni, tlsContext)
+			}
+			if len(chains) == 0 {
+				routes := "tls"
+				if kind == terminatedTLS {
+					routes = "tcp"
+				}
+				b.w.add(object, field, "no %s route of a VirtualService bound to gateway %s applies to the server's hosts on port %d; the server forwards nothing", routes, gwName, port)
+				continue
+			}
+			gp.hasTLS = true
+			gp.l.FilterChains = append(gp.l.FilterChains, chains...)
 		}
 	}
 	var out []Resource
 	for _, port := range ports {
-		l := byPort[port]
-		if len(l.l.FilterChains) == 0 {
+		gp := byPort[port]
+		if len(gp.l.FilterChains) == 0 {
 			continue
 		}
-		if l.hasTLS {
-			l.l.ListenerFilters = []*listenerv3.ListenerFilter{{
-				Name:       tlsInspectorName,
-				ConfigType: &listenerv3.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspectorv3.TlsInspector{})},
-			}}
+		if gp.hasTLS {
+			gp.l.ListenerFilters = tlsInspector()
 		}
-		out = append(out, Resource{Name: l.l.Name, Message: l.l})
+		out = append(out, Resource{Name: gp.l.Name, Message: gp.l})
+	}
+	return out
+}
+
+// serverVirtualService is a VirtualService bound to a gateway server's
+// gateway, with the hosts it and the server have in common.
+type serverVirtualService struct {
+	v     *virtualService
+	hosts []string
+}
+
+// serverVirtualServices lists, oldest first, the VirtualServices bound to
+// a server's gateway whose hosts meet the server's (a server host
+// "namespace/host" admits that namespace's only).
+func (b *build) serverVirtualServices(s gatewayServer) []serverVirtualService {
+	gwName := s.gw.cfg.Namespace + "/" + s.gw.cfg.Name
+	var out []serverVirtualService
+	for _, v := range b.m.vs {
+		if !v.boundTo(gwName) {
+			continue
+		}
+		var hosts []string
+		for _, vsHost := range v.hosts {
+			for _, serverHost := range s.server.Hosts {
+				if h, ok := intersectHosts(serverHost, vsHost, v.cfg.Namespace, s.gw.cfg.Namespace); ok {
+					hosts = append(hosts, h)
+				}
+			}
+		}
+		if len(hosts) > 0 {
+			slices.Sort(hosts)
+			out = append(out, serverVirtualService{v: v, hosts: slices.Compact(hosts)})
+		}
+	}
+	return out
+}
+
+// gatewayTCPProxy forwards a plaintext TCP server's connections: the
+// first tcp route that applies, of the server's VirtualServices in order;
+// nil if none does.
+func (b *build) gatewayTCPProxy(s gatewayServer, rc routeContext, statPrefix string) *tcpproxyv3.TcpProxy {
+	for _, sv := range b.serverVirtualServices(s) {
+		if t, field := b.tcpRoute(sv.v, rc); t != nil {
+			return b.tcpProxy(sv.v, t.GetRoute(), field, rc, statPrefix)
+		}
+	}
+	return nil
+}
+
+// gatewayPassthroughChains are the chains of a TLS passthrough server:
+// one per tls route of its VirtualServices that applies, matched by the
+// route's sniHosts met with the server's hosts.
+func (b *build) gatewayPassthroughChains(s gatewayServer, rc routeContext, claims sniClaims) []*listenerv3.FilterChain {
+	var out []*listenerv3.FilterChain
+	for _, sv := range b.serverVirtualServices(s) {
+		out = append(out, b.tlsRouteChains(sv.v, rc, claims, func(sni string) []string {
+			var names []string
+			for _, serverHost := range s.server.Hosts {
+				if h, ok := intersectHosts(serverHost, sni, sv.v.cfg.Namespace, s.gw.cfg.Namespace); ok {
+					names = append(names, h)
+				}
+			}
+			return names
+		})...)
+	}
+	return out
+}
+
+// gatewayTerminatedChains are the chains of a TLS server that terminates
+// TLS and forwards what is inside: one per VirtualService of the server
+// with a tcp route that applies, matched by the hosts the two have in
+// common (a Gateway API TLSRoute on a Terminate listener routes by its
+// hostnames so), each decrypting with the server's TLS context.
+func (b *build) gatewayTerminatedChains(s gatewayServer, rc routeContext, claims sniClaims, tlsContext *corev3.TransportSocket) []*listenerv3.FilterChain {
+	var out []*listenerv3.FilterChain
+	for _, sv := range b.serverVirtualServices(s) {
+		t, field := b.tcpRoute(sv.v, rc)
+		if t == nil {
+			continue
+		}
+		object := sv.v.cfg.Key()
+		names := claims.claim(b, sv.hosts, rc.port, object+" spec.hosts", object, "spec.hosts")
+		if len(names) == 0 {
+			continue
+		}
+		tp := b.tcpProxy(sv.v, t.GetRoute(), field, rc, tlsChainName(rc.port, names))
+		if tp == nil {
+			for _, n := range names {
+				delete(claims, n)
+			}
+			continue
+		}
+		chain := sniChain(rc.port, names, tp)
+		chain.TransportSocket = tlsContext
+		out = append(out, chain)
 	}
 	return out
 }

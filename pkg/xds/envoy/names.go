@@ -99,6 +99,24 @@ func gatewayHTTPSRouteName(port uint32, server, gwName, gwNamespace string) stri
 	return "https." + strconv.FormatUint(uint64(port), 10) + "." + server + "." + gwName + "." + gwNamespace
 }
 
+// gatewayTCPName names the filter chain (and statistics) of a gateway's
+// plaintext TCP server.
+func gatewayTCPName(port uint32, server, gwName, gwNamespace string) string {
+	return "tcp." + strconv.FormatUint(uint64(port), 10) + "." + server + "." + gwName + "." + gwNamespace
+}
+
+// tlsChainName names a filter chain matched by SNI that forwards TLS
+// connections (passed through, or terminated at a gateway) with a TCP
+// proxy: "tls.<port>.<first server name>", "*" for every name. A name is
+// matched by one chain of a listener only, so the names are unique.
+func tlsChainName(port uint32, serverNames []string) string {
+	first := "*"
+	if len(serverNames) > 0 {
+		first = serverNames[0]
+	}
+	return "tls." + strconv.FormatUint(uint64(port), 10) + "." + first
+}
+
 // listenerName is "address_port", as istiod names outbound listeners.
 func listenerName(address string, port uint32) string {
 	return address + "_" + strconv.FormatUint(uint64(port), 10)

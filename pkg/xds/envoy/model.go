@@ -74,6 +74,9 @@ type Model struct {
 	drWildcard []*destinationRule
 	// meshConfig is in.Mesh, or Istio's defaults.
 	meshConfig *meshconfig.MeshConfig
+	// l4Routes: some VirtualService has tcp or tls routes, which the
+	// listeners of sidecars and gateways are built from.
+	l4Routes bool
 }
 
 type virtualService struct {
@@ -126,6 +129,7 @@ func NewModel(in Inputs) *Model {
 			v.gateways = append(v.gateways, resolveGatewayName(g, c.Namespace))
 		}
 		m.vs = append(m.vs, v)
+		m.l4Routes = m.l4Routes || len(spec.Tcp)+len(spec.Tls) > 0
 		wildcard := false
 		for _, h := range v.hosts {
 			if strings.HasPrefix(h, "*") {

@@ -24,6 +24,10 @@ type pushState struct {
 	built     atomic.Pointer[Model]
 	build     func() *Model
 
+	// prevL4Routes: the last Model built before this push's had tcp or
+	// tls routes, so Envoy listeners sent before may hold them.
+	prevL4Routes bool
+
 	mu      sync.Mutex
 	outputs map[string]*output
 }
@@ -37,8 +41,8 @@ type output struct {
 
 // newPushState is the state of a push whose Model build makes, when it
 // is first needed.
-func newPushState(build func() *Model, generation uint64) *pushState {
-	return &pushState{build: build, generation: generation, outputs: map[string]*output{}}
+func newPushState(build func() *Model, generation uint64, prevL4Routes bool) *pushState {
+	return &pushState{build: build, generation: generation, prevL4Routes: prevL4Routes, outputs: map[string]*output{}}
 }
 
 // model returns the push's Model, building it the first time.

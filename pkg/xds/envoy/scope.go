@@ -25,7 +25,10 @@ var (
 // type is built from:
 //
 //   - the mesh config and services: every type;
-//   - a VirtualService: routes;
+//   - a VirtualService: routes; and the listeners of sidecars and
+//     gateways when the Model of this push or the last one built has tcp
+//     or tls routes (which those listeners are made from; without any,
+//     they do not depend on VirtualServices at all);
 //   - a DestinationRule: clusters (policies, subsets), endpoints (subset
 //     selectors) and routes (hash policies);
 //   - an Istio Gateway: a gateway's listeners and routes;
@@ -42,8 +45,13 @@ func (g *Generator) affects(typeURL string, p *Proxy, w *xds.Watch, req *xds.Pus
 		case schema.MeshConfig, ServiceChange:
 			return true
 		case schema.VirtualService:
-			if typeURL == RouteType {
+			switch {
+			case typeURL == RouteType:
 				return true
+			case typeURL == ListenerType && p.Kind != ProxylessGRPC:
+				if ps := g.current(); ps.prevL4Routes || ps.model().l4Routes {
+					return true
+				}
 			}
 		case schema.DestinationRule:
 			if typeURL != ListenerType {

@@ -35,6 +35,9 @@ type Generator struct {
 
 	mu   sync.Mutex
 	push *pushState
+	// lastL4Routes is whether the last Model built had tcp or tls
+	// routes (see affects).
+	lastL4Routes bool
 
 	stats   stats
 	metrics *generatorMetrics
@@ -85,7 +88,7 @@ func (g *Generator) Prepare(req *xds.PushRequest) {
 	if prev := g.push; prev != nil && !rebuildsModel(req) {
 		build = prev.sameModel()
 	}
-	g.push = newPushState(build, req.Generation)
+	g.push = newPushState(build, req.Generation, g.lastL4Routes)
 }
 
 // current is the state of the push in progress, or a first one.
@@ -93,7 +96,7 @@ func (g *Generator) current() *pushState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.push == nil {
-		g.push = newPushState(g.buildModel, 0)
+		g.push = newPushState(g.buildModel, 0, false)
 	}
 	return g.push
 }
@@ -101,7 +104,11 @@ func (g *Generator) current() *pushState {
 func (g *Generator) buildModel() *Model {
 	g.stats.modelBuilds.Add(1)
 	g.metrics.modelBuilds.Inc()
-	return NewModel(g.inputs())
+	m := NewModel(g.inputs())
+	g.mu.Lock()
+	g.lastL4Routes = m.l4Routes
+	g.mu.Unlock()
+	return m
 }
 
 // For returns the xds.Generator (and xds.Scoper) of one Envoy type URL.

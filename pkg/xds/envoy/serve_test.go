@@ -69,7 +69,8 @@ func (s *served) write(t *testing.T, name, content string) {
 }
 
 // adsClient is a state-of-the-world ADS stream of a proxyless gRPC
-// client, asking for what grpc-go asks for and ACKing every response.
+// client (or of an Envoy, when its id is one: "sidecar~ip~pod.ns~domain"),
+// asking for what grpc-go asks for and ACKing every response.
 // Every resource it receives is checked with envoy.Validate, and every
 // response against gRPC's 4 MiB.
 type adsClient struct {
@@ -127,7 +128,11 @@ func (c *adsClient) watch(typeURL string, names ...string) *discoveryv3.Discover
 	first := len(c.names) == 1
 	req := &discoveryv3.DiscoveryRequest{TypeUrl: typeURL, ResourceNames: names}
 	if first {
-		md, _ := structpb.NewStruct(map[string]any{"GENERATOR": "grpc", "NAMESPACE": c.namespace})
+		meta := map[string]any{"GENERATOR": "grpc", "NAMESPACE": c.namespace}
+		if strings.Contains(c.id, "~") { // "sidecar~ip~pod.ns~domain": an Envoy
+			delete(meta, "GENERATOR")
+		}
+		md, _ := structpb.NewStruct(meta)
 		req.Node = &corev3.Node{Id: c.id, Metadata: md}
 	}
 	c.send(req)

@@ -33,7 +33,9 @@
 // under their kinds; the Generator tells the server which types each can
 // alter (see affects): an endpoint change re-sends EDS alone, for the
 // clusters of its host a client watches (and the server sends only those
-// that changed); a VirtualService change re-sends routes; a
+// that changed); a VirtualService change re-sends routes (and the
+// listeners of sidecars and gateways while any VirtualService, in this
+// push or the last, has tcp or tls routes); a
 // DestinationRule change clusters, endpoints and routes; an Istio Gateway
 // change a gateway's listeners and routes. ConfigDumpHandler serves
 // /debug/config_dump?proxyID= from what the server sent.
@@ -65,12 +67,25 @@
 // hosts ("reviews:9080", "reviews.default:9080") resolve in the client's
 // namespace. Sidecars get virtualOutbound (15001), one HTTP listener per
 // HTTP port number (routes named by the port) and a TCP proxy listener per
-// virtual IP and TCP port. Gateways get a listener per port of the Istio
-// Gateway servers that select them: plaintext HTTP ("http.<port>") and
-// TLS-terminating HTTPS servers (matched by SNI, certificate
-// "kubernetes://<credentialName>" over SDS, or the credentialName itself
-// when it already has a scheme, as the Gateway API's
-// "kubernetes-gateway://ns/name" have).
+// virtual IP and TCP port, which follows the VirtualService of the
+// service's host: on TLS ports a chain per tls route matched by its
+// sniHosts (with the TLS inspector), then the first tcp route that
+// matches (port, gateways, source labels and namespace, destination
+// subnets against the virtual IP), else the service's cluster. Gateways
+// get a listener per port of the Istio Gateway servers that select them:
+// plaintext HTTP ("http.<port>") and TLS-terminating HTTPS servers
+// (matched by SNI, certificate "kubernetes://<credentialName>" over SDS,
+// or the credentialName itself when it already has a scheme, as the
+// Gateway API's "kubernetes-gateway://ns/name" have); TCP servers, which
+// forward by the first tcp route that applies among the VirtualServices
+// bound to the gateway (one cluster, or weighted clusters); TLS
+// PASSTHROUGH servers, a chain per tls route matched by its sniHosts met
+// with the server's hosts ("tls.<port>.<name>"); and TLS servers that
+// terminate TLS (the HTTPS path's TLS context, no HTTP ALPN), a chain per
+// VirtualService host with a tcp route. A port serves one class of server
+// (HTTP, TLS, or a single TCP one), as Gateway validation requires within
+// one Gateway; an SNI name is matched once per port; what is left out is
+// warned about by object and field.
 //
 // Routes come from the VirtualService bound to the mesh (or to the
 // gateway) for the host (an exact host before a wildcard; then one
@@ -88,7 +103,7 @@
 // and for Envoy only: URI and authority rewrites, header changes, mirrors.
 // Without a VirtualService a host gets a default route to its cluster.
 //
-// Not generated yet, and reported as warnings where configured: TLS
-// passthrough and TCP gateway servers, delegate VirtualServices, CORS
+// Not generated yet, and reported as warnings where configured:
+// AUTO_PASSTHROUGH gateway servers, delegate VirtualServices, CORS
 // policies, locality failover, automatic mutual TLS.
 package envoy

@@ -28,11 +28,21 @@ import (
 //     HTTP listener per port number that an HTTP service port uses
 //     ("0.0.0.0_9080", routes "9080"), and a TCP proxy listener per
 //     virtual IP and port of other services ("10.0.0.1_5432"), none bound
-//     to a port themselves: iptables sends traffic to 15001;
+//     to a port themselves: iptables sends traffic to 15001. A TCP proxy
+//     listener follows the tcp routes of the VirtualService of its host
+//     (weighted clusters, subsets), and on TLS ports its tls routes, by
+//     SNI; without one, the service's cluster;
 //   - gateways: a listener per port of the Istio Gateway servers that
 //     select the proxy ("0.0.0.0_8080"): plaintext HTTP servers share one
-//     filter chain (routes "http.<port>"), each TLS-terminating server
-//     gets its own, matched by SNI.
+//     filter chain (routes "http.<port>"), each TLS-terminating HTTPS
+//     server gets its own, matched by SNI; a TCP server gets a TCP proxy
+//     from the tcp routes of the VirtualServices bound to the gateway
+//     ("tcp.<port>.<server>.<gateway>.<namespace>"); a TLS PASSTHROUGH
+//     server a chain per tls route, by SNI, and a TLS server that
+//     terminates TLS a chain per VirtualService host with tcp routes
+//     ("tls.<port>.<server name>"). A port serves one class of server:
+//     HTTP, TLS, or one TCP server. AUTO_PASSTHROUGH servers are not
+//     generated yet.
 func BuildListeners(p *Proxy, m *Model, names []string) Result {
 	b := newBuild(p, m)
 	var out []Resource

@@ -24,7 +24,7 @@ const defaultConnectTimeout = 10 * time.Second
 // service port ("outbound|port||host") and one per DestinationRule subset
 // ("outbound|port|subset|host") of every service the proxy sees, or only
 // the named ones. Sidecars also get BlackHoleCluster and
-// PassthroughCluster. A name that is not a cluster of a visible service
+// PassthroughCluster, gateways BlackHoleCluster. A name that is not a cluster of a visible service
 // is left out, as a resource that does not exist.
 func BuildClusters(p *Proxy, m *Model, names []string) Result {
 	b := newBuild(p, m)
@@ -49,9 +49,14 @@ func BuildClusters(p *Proxy, m *Model, names []string) Result {
 				}
 			}
 		}
-		if p.Kind == Sidecar {
+		switch p.Kind {
+		case Sidecar:
 			add(blackHoleCluster())
 			add(passthroughCluster(m))
+		case Gateway:
+			// Where tcp routes send connections to refuse (the Gateway
+			// API's backends that do not resolve).
+			add(blackHoleCluster())
 		}
 		return b.result(out)
 	}

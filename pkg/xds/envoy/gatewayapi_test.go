@@ -239,6 +239,7 @@ spec:
   - backendRefs:
     - {name: pg-primary, port: 5432, weight: 4}
     - {name: pg-replica, port: 5432, weight: 1}
+    - {name: pg-gone, port: 5432, weight: 5}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: TLSRoute
@@ -274,7 +275,8 @@ spec: {clusterIP: 10.96.1.3, ports: [{name: tls, port: 443}]}
 `
 
 // TCPRoutes and TLSRoutes reach a Gateway's proxies: the TCP listener
-// forwards to the TCPRoute's weighted backends; the Passthrough listener
+// forwards to the TCPRoute's weighted backends, the share of the one
+// that does not exist refused by BlackHoleCluster; the Passthrough listener
 // routes each of the TLSRoute's hostnames by SNI, TLS untouched; the
 // Terminate listener decrypts with the listener's certificate and
 // forwards by the TLSRoute. Every resource the gateway gets validates,
@@ -293,7 +295,7 @@ func TestGatewayAPITCPAndTLSRoutes(t *testing.T) {
 		router   = "outbound|443||db-router.infra.svc.cluster.local"
 	)
 	want := map[string][]string{
-		"0.0.0.0_5432": {"tcp.5432.0." + gwPrefix + "postgres.infra -> " + primary + ":4 " + replica + ":1"},
+		"0.0.0.0_5432": {"tcp.5432.0." + gwPrefix + "postgres.infra -> " + primary + ":4 " + replica + ":1 BlackHoleCluster:5"},
 		"0.0.0.0_443": {
 			"tls.443.orders.db.example.com tls[orders.db.example.com] -> " + router,
 			"tls.443.users.db.example.com tls[users.db.example.com] -> " + router,

@@ -10,6 +10,8 @@ import (
 	tlsinspectorv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	networking "istio.io/api/networking/v1alpha3"
+
+	"github.com/meshcp/meshcp/pkg/gateway"
 )
 
 // The tcp and tls routes of VirtualServices: what a connection does when
@@ -99,7 +101,9 @@ func (b *build) tcpRoute(v *virtualService, rc routeContext) (*networking.TCPRou
 // or weighted clusters when there are several (the route's weights; all
 // alike when it gives none, and destinations of weight 0 left out when
 // others have one). Cluster names are as for http routes
-// (destinationCluster). statPrefix names the weighted case's statistics;
+// (destinationCluster); the Gateway API's share of backends that do not
+// resolve (gateway.RejectedBackendHost) goes to BlackHoleCluster, which
+// refuses it. statPrefix names the weighted case's statistics;
 // a single cluster's are under its name. Nil, with a warning, when no
 // destination is left.
 func (b *build) tcpProxy(v *virtualService, dests []*networking.RouteDestination, field string, rc routeContext, statPrefix string) *tcpproxyv3.TcpProxy {
@@ -114,7 +118,10 @@ func (b *build) tcpProxy(v *virtualService, dests []*networking.RouteDestination
 		if total > 0 && d.GetWeight() <= 0 {
 			continue
 		}
-		name, _, _ := b.destinationCluster(v, d.GetDestination(), rc, fmt.Sprintf("%s.route[%d].destination", field, i))
+		name := BlackHoleCluster
+		if d.GetDestination().GetHost() != gateway.RejectedBackendHost {
+			name, _, _ = b.destinationCluster(v, d.GetDestination(), rc, fmt.Sprintf("%s.route[%d].destination", field, i))
+		}
 		weight := uint32(1)
 		if total > 0 {
 			weight = uint32(d.GetWeight())

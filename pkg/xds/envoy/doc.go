@@ -76,7 +76,10 @@
 // plaintext HTTP ("http.<port>") and TLS-terminating HTTPS servers
 // (matched by SNI, certificate "kubernetes://<credentialName>" over SDS,
 // or the credentialName itself when it already has a scheme, as the
-// Gateway API's "kubernetes-gateway://ns/name" have); TCP servers, which
+// Gateway API's "kubernetes-gateway://ns/name" have; two with
+// credentialNames or tlsCertificates, an RSA and an ECDSA one; client
+// certificates checked for the mutual modes; protocol versions and
+// cipher suites as set); TCP servers, which
 // forward by the first tcp route that applies among the VirtualServices
 // bound to the gateway (one cluster, or weighted clusters); TLS
 // PASSTHROUGH servers, a chain per tls route matched by its sniHosts met

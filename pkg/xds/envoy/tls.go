@@ -97,10 +97,7 @@ func upstreamTLS(tls *networking.ClientTLSSettings, f Flavour, sans []string, sn
 			case tls.CredentialName != "":
 				common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret(credentialSecret(tls.CredentialName))}
 			case tls.ClientCertificate != "" && tls.PrivateKey != "":
-				common.TlsCertificates = []*tlsv3.TlsCertificate{{
-					CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: tls.ClientCertificate}},
-					PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: tls.PrivateKey}},
-				}}
+				common.TlsCertificates = []*tlsv3.TlsCertificate{fileCertificate(tls.ClientCertificate, tls.PrivateKey)}
 			default:
 				return nil, fmt.Errorf("TLS mode MUTUAL needs credentialName, or clientCertificate and privateKey")
 			}
@@ -177,10 +174,15 @@ func sanMatchers(values []string) []*tlsv3.SubjectAltNameMatcher {
 }
 
 // downstreamTLS is the TLS context of a gateway server that terminates
-// TLS: its certificate from the credential's SDS secret or from files, and
-// for MUTUAL the client roots; ISTIO_MUTUAL uses the workload identity.
+// TLS. The certificate comes from one credential's SDS secret, or two
+// (credentialNames: an RSA and an ECDSA certificate for the same hosts,
+// Envoy picks per handshake), or one or two certificate and key files;
+// for MUTUAL and OPTIONAL_MUTUAL the client certificate is checked against
+// the first credential's "-cacert" secret or caCertificates, the CRL,
+// subjectAltNames, and the pinned hashes. ISTIO_MUTUAL uses the workload
+// identity. Protocol versions and cipher suites are kept.
 func downstreamTLS(tls *networking.ServerTLSSettings) (*tlsv3.DownstreamTlsContext, error) {
-	common := &tlsv3.CommonTlsContext{AlpnProtocols: []string{"h2", "http/1.1"}}
+	common := &tlsv3.CommonTlsContext{AlpnProtocols: []string{"h2", "http/1.1"}, TlsParams: tlsParams(tls)}
 	ctx := &tlsv3.DownstreamTlsContext{CommonTlsContext: common}
 	switch tls.Mode {
 	case networking.ServerTLSSettings_ISTIO_MUTUAL:
@@ -192,24 +194,74 @@ func downstreamTLS(tls *networking.ServerTLSSettings) (*tlsv3.DownstreamTlsConte
 	default:
 		return nil, fmt.Errorf("TLS mode %s does not terminate TLS", tls.Mode)
 	}
+	credentials := tls.CredentialNames
+	if tls.CredentialName != "" {
+		credentials = []string{tls.CredentialName}
+	}
 	switch {
-	case tls.CredentialName != "":
-		common.TlsCertificateSdsSecretConfigs = []*tlsv3.SdsSecretConfig{sdsSecret(credentialSecret(tls.CredentialName))}
+	case len(credentials) > 0:
+		for _, name := range credentials {
+			common.TlsCertificateSdsSecretConfigs = append(common.TlsCertificateSdsSecretConfigs, sdsSecret(credentialSecret(name)))
+		}
+	case len(tls.TlsCertificates) > 0:
+		for _, c := range tls.TlsCertificates {
+			common.TlsCertificates = append(common.TlsCertificates, fileCertificate(c.GetServerCertificate(), c.GetPrivateKey()))
+		}
 	case tls.ServerCertificate != "" && tls.PrivateKey != "":
-		common.TlsCertificates = []*tlsv3.TlsCertificate{{
-			CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: tls.ServerCertificate}},
-			PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: tls.PrivateKey}},
-		}}
+		common.TlsCertificates = []*tlsv3.TlsCertificate{fileCertificate(tls.ServerCertificate, tls.PrivateKey)}
 	default:
-		return nil, fmt.Errorf("TLS mode %s needs credentialName, or serverCertificate and privateKey", tls.Mode)
+		return nil, fmt.Errorf("TLS mode %s needs credentialName(s), serverCertificate and privateKey, or tlsCertificates", tls.Mode)
 	}
 	if tls.Mode == networking.ServerTLSSettings_SIMPLE {
 		return ctx, nil
 	}
-	if tls.CredentialName == "" && tls.CaCertificates == "" {
-		return nil, fmt.Errorf("TLS mode %s needs client roots: credentialName or caCertificates", tls.Mode)
+	credential := ""
+	if len(credentials) > 0 {
+		credential = credentials[0]
 	}
-	setPeerValidation(common, tls.CredentialName, tls.CaCertificates, tls.SubjectAltNames)
+	if credential == "" && tls.CaCertificates == "" {
+		return nil, fmt.Errorf("TLS mode %s needs client roots: credentialName(s) or caCertificates", tls.Mode)
+	}
+	setPeerValidation(common, credential, tls.CaCertificates, tls.SubjectAltNames)
+	if v := common.GetValidationContext(); v != nil {
+		if tls.CaCrl != "" {
+			v.Crl = &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: tls.CaCrl}}
+		}
+		v.VerifyCertificateHash = tls.VerifyCertificateHash
+		v.VerifyCertificateSpki = tls.VerifyCertificateSpki
+	} else if v := common.GetCombinedValidationContext().GetDefaultValidationContext(); v != nil {
+		v.VerifyCertificateHash = tls.VerifyCertificateHash
+		v.VerifyCertificateSpki = tls.VerifyCertificateSpki
+	}
 	ctx.RequireClientCertificate = wrapperspb.Bool(tls.Mode == networking.ServerTLSSettings_MUTUAL)
 	return ctx, nil
+}
+
+// fileCertificate is a certificate chain and key read from files.
+func fileCertificate(chain, key string) *tlsv3.TlsCertificate {
+	return &tlsv3.TlsCertificate{
+		CertificateChain: &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: chain}},
+		PrivateKey:       &corev3.DataSource{Specifier: &corev3.DataSource_Filename{Filename: key}},
+	}
+}
+
+// tlsParams are a server's protocol versions and cipher suites, nil when
+// it leaves all to Envoy's defaults.
+func tlsParams(tls *networking.ServerTLSSettings) *tlsv3.TlsParameters {
+	versions := map[networking.ServerTLSSettings_TLSProtocol]tlsv3.TlsParameters_TlsProtocol{
+		networking.ServerTLSSettings_TLS_AUTO: tlsv3.TlsParameters_TLS_AUTO,
+		networking.ServerTLSSettings_TLSV1_0:  tlsv3.TlsParameters_TLSv1_0,
+		networking.ServerTLSSettings_TLSV1_1:  tlsv3.TlsParameters_TLSv1_1,
+		networking.ServerTLSSettings_TLSV1_2:  tlsv3.TlsParameters_TLSv1_2,
+		networking.ServerTLSSettings_TLSV1_3:  tlsv3.TlsParameters_TLSv1_3,
+	}
+	p := &tlsv3.TlsParameters{
+		TlsMinimumProtocolVersion: versions[tls.MinProtocolVersion],
+		TlsMaximumProtocolVersion: versions[tls.MaxProtocolVersion],
+		CipherSuites:              slices.Clone(tls.CipherSuites),
+	}
+	if p.TlsMinimumProtocolVersion == tlsv3.TlsParameters_TLS_AUTO && p.TlsMaximumProtocolVersion == tlsv3.TlsParameters_TLS_AUTO && len(p.CipherSuites) == 0 {
+		return nil
+	}
+	return p
 }

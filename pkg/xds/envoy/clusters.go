@@ -74,7 +74,7 @@ func BuildClusters(p *Proxy, m *Model, names []string) Result {
 			continue
 		}
 		ref, err := ParseClusterName(name)
-		if err != nil {
+		if err != nil || ref.SNI { // no SNI-DNAT clusters yet
 			continue
 		}
 		svc := m.service(ref.Host, p)
@@ -150,7 +150,7 @@ func (b *build) cluster(svc *registry.Service, port registry.Port, subsetName st
 	if tls != nil && svc.MeshExternal && tls.Mode == networking.ClientTLSSettings_ISTIO_MUTUAL {
 		b.w.add(object, "trafficPolicy.tls.mode", "ISTIO_MUTUAL to %s, a service outside the mesh; sent anyway", svc.Hostname)
 	}
-	sni := "outbound_." + itoa(port.Number) + "_." + subsetName + "_." + svc.Hostname
+	sni := SNIClusterName(port.Number, subsetName, svc.Hostname)
 	if tls != nil && tls.Mode != networking.ClientTLSSettings_ISTIO_MUTUAL {
 		sni = strings.TrimPrefix(svc.Hostname, "*.")
 	}

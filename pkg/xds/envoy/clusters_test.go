@@ -162,9 +162,31 @@ func TestClusterNames(t *testing.T) {
 	if err != nil || ref != (envoy.ClusterRef{Port: 9080, Subset: "v1", Host: reviews}) {
 		t.Errorf("ParseClusterName = %+v, %v", ref, err)
 	}
-	for _, bad := range []string{"", "inbound|9080||x", "outbound|0||x", "outbound|9080||", "outbound|x||h", "outbound|9080|h"} {
+	for _, bad := range []string{"", "inbound|9080||x", "outbound|0||x", "outbound|9080||", "outbound|x||h", "outbound|9080|h",
+		"outbound_.9080_._.", "outbound_.9080_.v1", "outbound_.0_._.h", "outbound_.x_._.h", "outbound_9080_._.h", "inbound_.9080_._.h"} {
 		if _, err := envoy.ParseClusterName(bad); err == nil {
 			t.Errorf("ParseClusterName(%q) accepted", bad)
+		}
+	}
+}
+
+// The SNI-DNAT form of a cluster name, which AUTO_PASSTHROUGH gateway
+// servers forward by, reads back to the same service, port and subset.
+func TestSNIClusterNames(t *testing.T) {
+	for _, c := range []struct {
+		port         uint32
+		subset, want string
+	}{
+		{9080, "", "outbound_.9080_._." + reviews},
+		{9080, "v1", "outbound_.9080_.v1_." + reviews},
+	} {
+		name := envoy.SNIClusterName(c.port, c.subset, reviews)
+		if name != c.want {
+			t.Errorf("SNIClusterName(%d, %q) = %s, want %s", c.port, c.subset, name, c.want)
+		}
+		ref, err := envoy.ParseClusterName(name)
+		if err != nil || ref != (envoy.ClusterRef{Port: c.port, Subset: c.subset, Host: reviews, SNI: true}) {
+			t.Errorf("ParseClusterName(%s) = %+v, %v", name, ref, err)
 		}
 	}
 }

@@ -27,7 +27,7 @@ func BuildEndpoints(p *Proxy, m *Model, names []string) Result {
 	var out []Resource
 	for _, name := range names {
 		ref, err := ParseClusterName(name)
-		if err != nil {
+		if err != nil || ref.SNI { // no SNI-DNAT clusters yet
 			continue
 		}
 		svc := m.service(ref.Host, p)

@@ -43,25 +43,64 @@ func ClusterName(port uint32, subset, host string) string {
 	return "outbound|" + strconv.FormatUint(uint64(port), 10) + "|" + subset + "|" + host
 }
 
+// SNIClusterName is the SNI-DNAT name of an outbound cluster,
+// "outbound_.port_.subset_.host" ("outbound_.port_._.host" for the
+// service as a whole): the SNI a mesh client sends with Istio mutual TLS,
+// which an AUTO_PASSTHROUGH gateway server forwards by, to the cluster of
+// that name.
+func SNIClusterName(port uint32, subset, host string) string {
+	return "outbound_." + strconv.FormatUint(uint64(port), 10) + "_." + subset + "_." + host
+}
+
 // ClusterRef is a parsed outbound cluster name.
 type ClusterRef struct {
 	Port   uint32
 	Subset string
 	Host   string
+	// SNI: the name is in the SNI-DNAT form (SNIClusterName), that of the
+	// clusters of AUTO_PASSTHROUGH gateway servers.
+	SNI bool
 }
 
-// ParseClusterName reads an outbound cluster name (see ClusterName). The
-// wiring uses it to map a changed service to the clusters to resend.
+// ParseClusterName reads an outbound cluster name, in either form (see
+// ClusterName and SNIClusterName). The wiring uses it to map a changed
+// service to the clusters to resend.
 func ParseClusterName(name string) (ClusterRef, error) {
+	if rest, ok := strings.CutPrefix(name, "outbound_."); ok {
+		return parseSNIClusterName(name, rest)
+	}
 	parts := strings.Split(name, "|")
 	if len(parts) != 4 || parts[0] != "outbound" || parts[3] == "" {
 		return ClusterRef{}, fmt.Errorf("cluster %q is not an outbound|port|subset|host name", name)
 	}
-	port, err := strconv.ParseUint(parts[1], 10, 32)
-	if err != nil || port == 0 || port > 65535 {
-		return ClusterRef{}, fmt.Errorf("cluster %q: port %q is not a port number", name, parts[1])
+	port, err := parsePort(name, parts[1])
+	if err != nil {
+		return ClusterRef{}, err
 	}
-	return ClusterRef{Port: uint32(port), Subset: parts[2], Host: parts[3]}, nil
+	return ClusterRef{Port: port, Subset: parts[2], Host: parts[3]}, nil
+}
+
+// parseSNIClusterName reads "port_.subset_.host", the rest of an SNI-DNAT
+// name after "outbound_.". A subset name is a DNS label, so holds no "_.".
+func parseSNIClusterName(name, rest string) (ClusterRef, error) {
+	portStr, rest, ok1 := strings.Cut(rest, "_.")
+	subset, host, ok2 := strings.Cut(rest, "_.")
+	if !ok1 || !ok2 || host == "" {
+		return ClusterRef{}, fmt.Errorf("cluster %q is not an outbound_.port_.subset_.host name", name)
+	}
+	port, err := parsePort(name, portStr)
+	if err != nil {
+		return ClusterRef{}, err
+	}
+	return ClusterRef{Port: port, Subset: subset, Host: host, SNI: true}, nil
+}
+
+func parsePort(name, s string) (uint32, error) {
+	port, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || port == 0 || port > 65535 {
+		return 0, fmt.Errorf("cluster %q: port %q is not a port number", name, s)
+	}
+	return uint32(port), nil
 }
 
 // ListenerTarget is a parsed proxyless gRPC listener name, "host:port".

@@ -40,9 +40,12 @@ import (
 //     ("tcp.<port>.<server>.<gateway>.<namespace>"); a TLS PASSTHROUGH
 //     server a chain per tls route, by SNI, and a TLS server that
 //     terminates TLS a chain per VirtualService host with tcp routes
-//     ("tls.<port>.<server name>"). A port serves one class of server:
-//     HTTP, TLS, or one TCP server. AUTO_PASSTHROUGH servers are not
-//     generated yet.
+//     ("tls.<port>.<server name>"); an AUTO_PASSTHROUGH server one chain
+//     matched by the SNI-DNAT names its hosts cover
+//     ("sni-dnat.<port>.<server>.<gateway>.<namespace>"), where the
+//     sni_cluster filter hands each connection to the cluster its SNI
+//     names ("outbound_.port_.subset_.host", see BuildClusters). A port
+//     serves one class of server: HTTP, TLS, or one TCP server.
 func BuildListeners(p *Proxy, m *Model, names []string) Result {
 	b := newBuild(p, m)
 	var out []Resource
@@ -215,6 +218,7 @@ const (
 	plainTCP                          // plaintext TCP (and TCP-based protocols): tcp routes
 	passthroughTLS                    // TLS passed through, matched by SNI: tls routes
 	terminatedTLS                     // TLS terminated, matched by SNI: tcp routes
+	autoPassthrough                   // TLS passed through to the cluster its SNI names (AUTO_PASSTHROUGH)
 	notGenerated
 )
 
@@ -230,6 +234,8 @@ func (k serverKind) String() string {
 		return "TLS passthrough"
 	case terminatedTLS:
 		return "TLS"
+	case autoPassthrough:
+		return "TLS auto passthrough"
 	}
 	return "unknown"
 }
@@ -244,6 +250,7 @@ func kindOf(s *networking.Server) serverKind {
 		return false
 	}
 	passes := s.GetTls().GetMode() == networking.ServerTLSSettings_PASSTHROUGH
+	auto := s.GetTls().GetMode() == networking.ServerTLSSettings_AUTO_PASSTHROUGH
 	switch registry.ParseProtocol(s.GetPort().GetProtocol()) {
 	case registry.HTTP, registry.HTTP2, registry.GRPC, registry.GRPCWeb:
 		return plainHTTP
@@ -253,6 +260,8 @@ func kindOf(s *networking.Server) serverKind {
 			return terminatedHTTPS
 		case passes:
 			return passthroughTLS
+		case auto:
+			return autoPassthrough
 		}
 	case registry.TLS:
 		switch {
@@ -260,6 +269,8 @@ func kindOf(s *networking.Server) serverKind {
 			return terminatedTLS
 		case passes:
 			return passthroughTLS
+		case auto:
+			return autoPassthrough
 		}
 	case registry.TCP, registry.Mongo, registry.Redis, registry.MySQL:
 		return plainTCP
@@ -290,8 +301,8 @@ func (b *build) gatewayServersForRoute(name string) []gatewayServer {
 // are added, in order. A port serves one class of server, as Gateway
 // validation requires of the servers of one Gateway (here across every
 // Gateway that selects the proxy): plaintext HTTP servers, which share
-// one chain; TLS servers (HTTPS, TLS passthrough, TLS terminated), whose
-// chains are matched by SNI, each name once; or one plaintext TCP server,
+// one chain; TLS servers (HTTPS, TLS passthrough, TLS terminated, TLS
+// auto passthrough), whose chains are matched by SNI, each name once; or one plaintext TCP server,
 // whose connections carry nothing to tell servers apart.
 type gatewayPort struct {
 	l      *listenerv3.Listener
@@ -411,6 +422,13 @@ func (b *build) gatewayListeners() []Resource {
 			}
 			gp.hasTLS = true
 			gp.l.FilterChains = append(gp.l.FilterChains, chains...)
+		case autoPassthrough:
+			chain := b.autoPassthroughChain(s, gp.sni)
+			if chain == nil {
+				continue // every host it names is served by another server
+			}
+			gp.hasTLS = true
+			gp.l.FilterChains = append(gp.l.FilterChains, chain)
 		}
 	}
 	var out []Resource

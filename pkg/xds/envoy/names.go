@@ -25,6 +25,7 @@ const (
 	hcmFilterName    = "envoy.filters.network.http_connection_manager"
 	tcpProxyName     = "envoy.filters.network.tcp_proxy"
 	tlsInspectorName = "envoy.filters.listener.tls_inspector"
+	sniClusterName   = "envoy.filters.network.sni_cluster"
 	tlsSocketName    = "envoy.transport_sockets.tls"
 	httpOptionsKey   = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
 
@@ -154,6 +155,13 @@ func tlsChainName(port uint32, serverNames []string) string {
 		first = serverNames[0]
 	}
 	return "tls." + strconv.FormatUint(uint64(port), 10) + "." + first
+}
+
+// gatewaySNIDNATName names the filter chain (and statistics) of a
+// gateway's AUTO_PASSTHROUGH server, after the router mode Istio's docs
+// call it by ("sni-dnat").
+func gatewaySNIDNATName(port uint32, server, gwName, gwNamespace string) string {
+	return "sni-dnat." + strconv.FormatUint(uint64(port), 10) + "." + server + "." + gwName + "." + gwNamespace
 }
 
 // listenerName is "address_port", as istiod names outbound listeners.

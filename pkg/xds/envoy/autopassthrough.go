@@ -5,18 +5,113 @@ import (
 	"slices"
 	"strings"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	sniclusterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/sni_cluster/v3"
+
+	"github.com/meshcp/meshcp/pkg/registry"
 )
 
 // AUTO_PASSTHROUGH gateway servers (the east-west gateways of
 // multi-network meshes): a mesh client's sidecar sends its mutual TLS
 // connection to the gateway with the SNI "outbound_.port_.subset_.host"
 // (SNIClusterName), which names the destination itself; the gateway
-// needs no VirtualService and forwards the connection undecrypted to the
-// cluster of that name. Envoy's sni_cluster network filter
+// needs no VirtualService, forwards the connection undecrypted to the
+// cluster of that name, and has such a cluster for every service port
+// and subset its server's hosts admit. Envoy's sni_cluster network filter
 // makes the connection's SNI the cluster tcp_proxy connects to, in place
 // of the one tcp_proxy names.
+
+// autoPassthroughServers lists the AUTO_PASSTHROUGH servers of the
+// Gateways that select the proxy; none unless the proxy is a gateway.
+func (b *build) autoPassthroughServers() []gatewayServer {
+	if b.p.Kind != Gateway {
+		return nil
+	}
+	var out []gatewayServer
+	for _, s := range b.gatewayServers() {
+		if kindOf(s.server) == autoPassthrough {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// autoPassthroughAdmits reports whether one of the proxy's
+// AUTO_PASSTHROUGH servers admits a service, so the proxy has its
+// SNI-DNAT clusters.
+func (b *build) autoPassthroughAdmits(svc *registry.Service) bool {
+	return admittedBy(b.autoPassthroughServers(), svc)
+}
+
+// admittedBy reports whether a host of one of servers admits a service.
+// A service with a wildcard host has no SNI-DNAT clusters: no client
+// sends a "*" in its SNI.
+func admittedBy(servers []gatewayServer, svc *registry.Service) bool {
+	if strings.HasPrefix(svc.Hostname, "*") {
+		return false
+	}
+	for _, s := range servers {
+		for _, h := range s.server.Hosts {
+			if serverHostAdmits(h, svc, s.gw.cfg.Namespace) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// serverHostAdmits reports whether a gateway server host admits a
+// service: "namespace/dnsName", or "dnsName" for any namespace, the
+// namespace "*" (any) or "." (the Gateway's) or a name, the service's;
+// the dnsName an exact host, a "*.suffix" or "*", the service's host.
+func serverHostAdmits(serverHost string, svc *registry.Service, gwNamespace string) bool {
+	ns, dnsName, ok := strings.Cut(serverHost, "/")
+	if !ok {
+		ns, dnsName = "*", serverHost
+	}
+	switch ns {
+	case "*":
+	case ".":
+		if svc.Namespace != gwNamespace {
+			return false
+		}
+	default:
+		if svc.Namespace != ns {
+			return false
+		}
+	}
+	return registry.HostMatches(dnsName, svc.Hostname)
+}
+
+// sniClusters are the SNI-DNAT clusters of a gateway's AUTO_PASSTHROUGH
+// servers: for every service the proxy sees that a server admits, one per
+// port (but UDP) and one per subset of its DestinationRule.
+func (b *build) sniClusters() []*clusterv3.Cluster {
+	servers := b.autoPassthroughServers()
+	if len(servers) == 0 {
+		return nil
+	}
+	var out []*clusterv3.Cluster
+	for _, svc := range b.m.visibleServices(b.p) {
+		if !admittedBy(servers, svc) {
+			continue
+		}
+		dr := b.m.destinationRule(svc, b.p)
+		for _, port := range svc.Ports {
+			if port.Protocol == registry.UDP {
+				continue
+			}
+			out = append(out, b.sniCluster(svc, port, "", dr))
+			if dr != nil {
+				for _, s := range dr.spec.Subsets {
+					out = append(out, b.sniCluster(svc, port, s.Name, dr))
+				}
+			}
+		}
+	}
+	return out
+}
 
 // sniDNATServerNames are the server names an AUTO_PASSTHROUGH server's
 // chain matches: its hosts (without their namespaces) as Envoy matches

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 
@@ -187,5 +189,177 @@ func TestAutoPassthroughListeners(t *testing.T) {
 			}
 			checkL4Result(t, eastWest, m, r)
 		})
+	}
+}
+
+// sniClusterNames are the SNI-DNAT clusters among generated ones.
+func sniClusterNames(r envoy.Result) []string {
+	var out []string
+	for _, n := range r.Names() {
+		if strings.HasPrefix(n, "outbound_.") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// headlessCache is a headless service with one endpoint.
+const headlessCache = `apiVersion: v1
+kind: Service
+metadata: {name: cache, namespace: default}
+spec: {clusterIP: None, selector: {app: cache}, ports: [{name: tcp-redis, port: 6379}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: cache-1, namespace: default, labels: {kubernetes.io/service-name: cache}}
+addressType: IPv4
+ports: [{name: tcp-redis, port: 6379}]
+endpoints:
+- {addresses: [127.0.0.51], conditions: {ready: true}}
+`
+
+// A gateway with AUTO_PASSTHROUGH servers gets an SNI-named cluster per
+// port and subset of every service a server's hosts admit (by namespace
+// and host pattern), EDS over ADS (a headless service's too; a DNS one
+// resolves as its outbound cluster does), with the DestinationRule's
+// load balancer, pool and outlier detection but never TLS of its own.
+func TestAutoPassthroughClusters(t *testing.T) {
+	sni := func(port, subset, host string) string { return "outbound_." + port + "_." + subset + "_." + host }
+	const (
+		cache       = "cache.default.svc.cluster.local"
+		productpage = "productpage.web.svc.cluster.local"
+	)
+	var (
+		reviewsSNI = []string{sni("9080", "", reviews), sni("9080", "v1", reviews), sni("9080", "v2", reviews), sni("9080", "v3", reviews)}
+		defaultSNI = slices.Concat([]string{sni("6379", "", cache), sni("5432", "", db), sni("9080", "", ratings)}, reviewsSNI)
+		webSNI     = []string{sni("9080", "", productpage), sni("9090", "", productpage)}
+		localSNI   = slices.Concat(defaultSNI, webSNI)
+		apiSNI     = sni("443", "", "api.example.com")
+	)
+	for _, tc := range []struct {
+		name    string
+		gateway string
+		want    []string
+	}{
+		{"every .local host", eastWestGateway("istio-system", autoServer("15443", "TLS", "['*.local']")), localSNI},
+		{"every host: the DNS ServiceEntry too", eastWestGateway("istio-system", autoServer("15443", "TLS", "['*']")),
+			slices.Concat(localSNI, []string{apiSNI})},
+		{"one namespace, its ServiceEntry too", eastWestGateway("istio-system", autoServer("15443", "TLS", "['default/*']")),
+			slices.Concat(defaultSNI, []string{apiSNI})},
+		{"the Gateway's namespace", eastWestGateway("web", autoServer("15443", "TLS", "['./*']")), webSNI},
+		{"a namespace and a host that do not meet", eastWestGateway("istio-system", autoServer("15443", "TLS", "['web/*.default.svc.cluster.local']")), nil},
+		{"exact hosts, over two servers", eastWestGateway("istio-system", autoServer("15443", "TLS", "[reviews.default.svc.cluster.local]")+
+			autoServer("15444", "HTTPS", "['web/productpage.web.svc.cluster.local']")), slices.Concat(reviewsSNI, webSNI)},
+		{"a TLS PASSTHROUGH server only", eastWestGateway("istio-system",
+			"  - port: {number: 443, name: tls, protocol: TLS}\n    hosts: ['*']\n    tls: {mode: PASSTHROUGH}\n"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := loadWorld(t, "mesh", map[string]string{"eastwest.yaml": tc.gateway, "cache.yaml": headlessCache}).model()
+			r := envoy.BuildClusters(eastWest, m, nil)
+			if got, want := sniClusterNames(r), slices.Sorted(slices.Values(tc.want)); !slices.Equal(got, want) {
+				t.Errorf("SNI clusters:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			for _, res := range r.Resources {
+				if err := envoy.Validate(res.Message); err != nil {
+					t.Errorf("%s is invalid: %v", res.Name, err)
+				}
+			}
+			for _, name := range sniClusterNames(r) {
+				c := cluster(t, r, name)
+				if c.TransportSocket != nil || c.TransportSocketMatches != nil || c.TypedExtensionProtocolOptions != nil {
+					t.Errorf("%s originates TLS or speaks HTTP: %s", name, asJSON(c))
+				}
+				switch {
+				case strings.HasSuffix(name, "api.example.com"):
+					if c.GetType() != clusterv3.Cluster_STRICT_DNS || len(c.GetLoadAssignment().GetEndpoints()) != 1 {
+						t.Errorf("%s is not resolved as its outbound cluster is: %s", name, asJSON(c))
+					}
+				case c.GetType() != clusterv3.Cluster_EDS || c.GetEdsClusterConfig().GetEdsConfig().GetAds() == nil ||
+					c.GetEdsClusterConfig().GetServiceName() != name:
+					t.Errorf("%s is not EDS over ADS under its own name: %s", name, asJSON(c))
+				}
+			}
+			// The Gateway's hosts change nothing of the outbound clusters,
+			// which keep their TLS.
+			if tls := upstreamTLS(t, cluster(t, r, reviewsV3)); tls.GetSni() != sni("9080", "v3", reviews) {
+				t.Errorf("%s lost its ISTIO_MUTUAL: %s", reviewsV3, asJSON(tls))
+			}
+		})
+	}
+
+	m := loadWorld(t, "mesh", map[string]string{"eastwest.yaml": eastWestGateway("istio-system", autoServer("15443", "TLS", "['default/*']"))}).model()
+	r := envoy.BuildClusters(eastWest, m, nil)
+	// The DestinationRule's policy, the subset's over the rule's; its
+	// ISTIO_MUTUAL is left to the client, whose TLS passes through.
+	all, v3 := cluster(t, r, sni("9080", "", reviews)), cluster(t, r, sni("9080", "v3", reviews))
+	th := all.GetCircuitBreakers().GetThresholds()
+	if all.LbPolicy != clusterv3.Cluster_LEAST_REQUEST || all.GetConnectTimeout().AsDuration().String() != "3s" ||
+		len(th) != 1 || th[0].GetMaxConnections().GetValue() != 100 || all.GetOutlierDetection().GetConsecutive_5Xx().GetValue() != 5 {
+		t.Errorf("%s lacks the DestinationRule's policy: %s", all.Name, asJSON(all))
+	}
+	if v3.LbPolicy != clusterv3.Cluster_ROUND_ROBIN || v3.TransportSocket != nil {
+		t.Errorf("%s: %s", v3.Name, asJSON(v3))
+	}
+
+	// Asked by name: only the clusters the servers admit, of subsets and
+	// ports that exist.
+	named := envoy.BuildClusters(eastWest, m, []string{sni("9080", "v1", reviews), sni("9080", "v9", reviews), sni("9081", "", reviews),
+		sni("9080", "", productpage), reviewsC})
+	if got, want := named.Names(), []string{sni("9080", "v1", reviews), reviewsC}; !slices.Equal(got, want) {
+		t.Errorf("clusters by name %v, want %v", got, want)
+	}
+	// Only gateways have them, whatever a Gateway's selector picks.
+	lookalike := &envoy.Proxy{ID: "sidecar~10.0.0.9~app-0.istio-system~istio-system.svc.cluster.local", Kind: envoy.Sidecar,
+		Namespace: "istio-system", Labels: eastWest.Labels}
+	if got := sniClusterNames(envoy.BuildClusters(lookalike, m, nil)); len(got) != 0 {
+		t.Errorf("a sidecar got SNI clusters %v", got)
+	}
+	if got := envoy.BuildClusters(lookalike, m, []string{sni("9080", "", reviews)}); len(got.Resources) != 0 {
+		t.Errorf("a sidecar got %v by name", got.Names())
+	}
+}
+
+// EDS answers an SNI-DNAT cluster with the endpoints of the outbound
+// cluster of the same port and subset, under the SNI name; a headless
+// service's too, which the gateway's outbound cluster passes through. A
+// name the gateway's servers do not admit, or a sidecar's, gets nothing.
+func TestAutoPassthroughEndpoints(t *testing.T) {
+	sni := func(port, subset, host string) string { return "outbound_." + port + "_." + subset + "_." + host }
+	const cache = "cache.default.svc.cluster.local"
+	m := loadWorld(t, "mesh", map[string]string{"cache.yaml": headlessCache,
+		"eastwest.yaml": eastWestGateway("istio-system", autoServer("15443", "TLS", "['default/*']"))}).model()
+	asked := []string{sni("9080", "", reviews), sni("9080", "v2", reviews), sni("6379", "", cache), sni("9080", "", "productpage.web.svc.cluster.local"),
+		sni("9080", "v9", reviews), reviewsC, reviewsV2}
+	r := envoy.BuildEndpoints(eastWest, m, asked)
+	want := map[string]string{
+		sni("9080", "", reviews):   "zone-a(3): 127.0.0.11:50051 HEALTHY x1, 127.0.0.14:50051 UNHEALTHY x1, 127.0.0.15:50051 DRAINING x1; zone-b(2): 127.0.0.12:50051 HEALTHY x1, 127.0.0.13:50051 HEALTHY x1",
+		sni("9080", "v2", reviews): "zone-a(1): 127.0.0.15:50051 DRAINING x1; zone-b(1): 127.0.0.12:50051 HEALTHY x1",
+		sni("6379", "", cache):     "(1): 127.0.0.51:6379 HEALTHY x1",
+	}
+	want[reviewsC], want[reviewsV2] = want[sni("9080", "", reviews)], want[sni("9080", "v2", reviews)]
+	if got, wantNames := r.Names(), slices.Sorted(maps.Keys(want)); !slices.Equal(got, wantNames) {
+		t.Errorf("assignments %v, want %v", got, wantNames)
+	}
+	for name, w := range want {
+		cla, ok := r.ByName(name).(*endpointv3.ClusterLoadAssignment)
+		if !ok {
+			continue
+		}
+		if got := render(cla); got != w || cla.ClusterName != name {
+			t.Errorf("%s (cluster_name %s):\n got %s\nwant %s", name, cla.ClusterName, got, w)
+		}
+		if err := envoy.Validate(cla); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Without names: those of every EDS cluster, SNI-DNAT ones included.
+	all := envoy.BuildEndpoints(eastWest, m, nil).Names()
+	for _, name := range []string{sni("9080", "v3", reviews), sni("6379", "", cache), reviewsC} {
+		if !slices.Contains(all, name) {
+			t.Errorf("wildcard EDS lacks %s: %v", name, all)
+		}
+	}
+	if got := envoy.BuildEndpoints(sidecar, m, []string{sni("9080", "", reviews)}); len(got.Resources) != 0 {
+		t.Errorf("a sidecar got %v", got.Names())
 	}
 }

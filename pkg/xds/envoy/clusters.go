@@ -24,8 +24,12 @@ const defaultConnectTimeout = 10 * time.Second
 // service port ("outbound|port||host") and one per DestinationRule subset
 // ("outbound|port|subset|host") of every service the proxy sees, or only
 // the named ones. Sidecars also get BlackHoleCluster and
-// PassthroughCluster, gateways BlackHoleCluster. A name that is not a cluster of a visible service
-// is left out, as a resource that does not exist.
+// PassthroughCluster, gateways BlackHoleCluster. A gateway with
+// AUTO_PASSTHROUGH servers also gets, for every service port and subset
+// the hosts of one of those servers admit, the cluster named by the SNI a
+// mesh client sends there ("outbound_.port_.subset_.host", see
+// sniClusters). A name that is not a cluster of a visible service is
+// left out, as a resource that does not exist.
 func BuildClusters(p *Proxy, m *Model, names []string) Result {
 	b := newBuild(p, m)
 	var out []Resource
@@ -55,8 +59,12 @@ func BuildClusters(p *Proxy, m *Model, names []string) Result {
 			add(passthroughCluster(m))
 		case Gateway:
 			// Where tcp routes send connections to refuse (the Gateway
-			// API's backends that do not resolve).
+			// API's backends that do not resolve, and TLS without SNI on
+			// AUTO_PASSTHROUGH servers).
 			add(blackHoleCluster())
+			for _, c := range b.sniClusters() {
+				add(c)
+			}
 		}
 		return b.result(out)
 	}
@@ -74,73 +82,55 @@ func BuildClusters(p *Proxy, m *Model, names []string) Result {
 			continue
 		}
 		ref, err := ParseClusterName(name)
-		if err != nil || ref.SNI { // no SNI-DNAT clusters yet
+		if err != nil {
 			continue
 		}
-		svc := m.service(ref.Host, p)
-		if svc == nil {
-			continue
-		}
-		port, ok := svc.Port(ref.Port)
+		svc, port, dr, ok := b.clusterOf(ref)
 		if !ok {
 			continue
 		}
-		dr := m.destinationRule(svc, p)
-		if ref.Subset != "" && dr.subset(ref.Subset) == nil {
-			continue
+		if ref.SNI {
+			add(b.sniCluster(svc, port, ref.Subset, dr))
+		} else {
+			add(b.cluster(svc, port, ref.Subset, dr))
 		}
-		add(b.cluster(svc, port, ref.Subset, dr))
 	}
 	return b.result(out)
+}
+
+// clusterOf finds what a cluster name refers to for the proxy: a visible
+// service with that port, its DestinationRule, and the subset if one is
+// named. An SNI-DNAT name refers to something only on a gateway whose
+// AUTO_PASSTHROUGH servers admit the service, and never to a UDP port.
+func (b *build) clusterOf(ref ClusterRef) (*registry.Service, registry.Port, *destinationRule, bool) {
+	svc := b.m.service(ref.Host, b.p)
+	if svc == nil {
+		return nil, registry.Port{}, nil, false
+	}
+	port, ok := svc.Port(ref.Port)
+	if !ok {
+		return nil, registry.Port{}, nil, false
+	}
+	if ref.SNI && (port.Protocol == registry.UDP || !b.autoPassthroughAdmits(svc)) {
+		return nil, registry.Port{}, nil, false
+	}
+	dr := b.m.destinationRule(svc, b.p)
+	if ref.Subset != "" && dr.subset(ref.Subset) == nil {
+		return nil, registry.Port{}, nil, false
+	}
+	return svc, port, dr, true
 }
 
 // cluster builds one outbound cluster, or nil (with a warning) when the
 // proxy cannot be given it.
 func (b *build) cluster(svc *registry.Service, port registry.Port, subsetName string, dr *destinationRule) *clusterv3.Cluster {
 	name := ClusterName(port.Number, subsetName, svc.Hostname)
+	c, policy, object := b.baseCluster(name, svc, port, subsetName, dr, false)
+	if c == nil {
+		return nil
+	}
 	f := b.p.Kind
-	object := "service " + svc.ResourceName()
-	if dr != nil {
-		object = dr.cfg.Key()
-	}
-	c := &clusterv3.Cluster{
-		Name:           name,
-		ConnectTimeout: durationOr(b.m.mesh().GetConnectTimeout(), defaultConnectTimeout),
-	}
-	switch {
-	case svc.Resolution == registry.DNS && f != ProxylessGRPC:
-		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
-		c.LoadAssignment = b.dnsLoadAssignment(name, svc, port, -1)
-	case svc.Resolution == registry.DNS || svc.Resolution == registry.DNSRoundRobin:
-		// gRPC resolves one name (A27's LOGICAL_DNS); so does Envoy for
-		// DNS_ROUND_ROBIN.
-		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_LOGICAL_DNS}
-		c.LoadAssignment = b.dnsLoadAssignment(name, svc, port, 1)
-		if len(c.LoadAssignment.GetEndpoints()) == 0 {
-			b.w.add(object, "", "cluster %s: no host name to resolve", name)
-			return nil
-		}
-	case svc.Resolution == registry.Passthrough && f != ProxylessGRPC:
-		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_ORIGINAL_DST}
-		c.LbPolicy = clusterv3.Cluster_CLUSTER_PROVIDED
-	default:
-		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS}
-		c.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource(), ServiceName: name}
-	}
-
-	subset := dr.subset(subsetName)
-	policy := policyFor(dr, subset, port.Number)
-	if c.LbPolicy != clusterv3.Cluster_CLUSTER_PROVIDED {
-		applyLoadBalancer(c, policy.loadBalancer, f, &b.w, object)
-	}
-	applyConnectionPool(c, policy.connectionPool, f)
-	applyOutlierDetection(c, policy.outlierDetection, f)
 	if f != ProxylessGRPC {
-		if c.CommonLbConfig == nil {
-			// Unhealthy endpoints are sent so operators see them; Envoy's
-			// panic mode would route to them when most are unhealthy.
-			c.CommonLbConfig = &clusterv3.Cluster_CommonLbConfig{HealthyPanicThreshold: &typev3.Percent{Value: 0}}
-		}
 		if opts := b.upstreamHTTPOptions(port, policy.connectionPool); opts != nil {
 			c.TypedExtensionProtocolOptions = map[string]*anypb.Any{httpOptionsKey: mustAny(opts)}
 		}
@@ -167,6 +157,72 @@ func (b *build) cluster(svc *registry.Service, port registry.Port, subsetName st
 		c.TransportSocket = &corev3.TransportSocket{Name: tlsSocketName, ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)}}
 	}
 	return c
+}
+
+// sniCluster builds the SNI-DNAT cluster of a service port (and subset)
+// for a gateway's AUTO_PASSTHROUGH servers: named by the SNI a mesh
+// client sends (SNIClusterName), with the endpoints and the
+// DestinationRule's load balancer, connection pool and outlier detection
+// of the outbound cluster, but no TLS of its own: the client's mutual TLS
+// passes through the gateway to the workload untouched, so the rule's tls
+// settings are not the gateway's to apply. Nor are upstream HTTP options:
+// what goes through is opaque TLS. A headless service's endpoints come
+// over EDS, as the original destination of a connection to the gateway
+// is the gateway itself.
+func (b *build) sniCluster(svc *registry.Service, port registry.Port, subsetName string, dr *destinationRule) *clusterv3.Cluster {
+	c, _, _ := b.baseCluster(SNIClusterName(port.Number, subsetName, svc.Hostname), svc, port, subsetName, dr, true)
+	return c
+}
+
+// baseCluster is what an outbound cluster and an SNI-DNAT one share: how
+// endpoints are found and the DestinationRule's policy for the port and
+// subset, but TLS and upstream protocol options. It returns the policy
+// and the object warnings name; a nil cluster (with a warning) when the
+// proxy cannot be given it.
+func (b *build) baseCluster(name string, svc *registry.Service, port registry.Port, subsetName string, dr *destinationRule, sniDNAT bool) (*clusterv3.Cluster, trafficPolicy, string) {
+	f := b.p.Kind
+	object := "service " + svc.ResourceName()
+	if dr != nil {
+		object = dr.cfg.Key()
+	}
+	c := &clusterv3.Cluster{
+		Name:           name,
+		ConnectTimeout: durationOr(b.m.mesh().GetConnectTimeout(), defaultConnectTimeout),
+	}
+	switch {
+	case svc.Resolution == registry.DNS && f != ProxylessGRPC:
+		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
+		c.LoadAssignment = b.dnsLoadAssignment(name, svc, port, -1)
+	case svc.Resolution == registry.DNS || svc.Resolution == registry.DNSRoundRobin:
+		// gRPC resolves one name (A27's LOGICAL_DNS); so does Envoy for
+		// DNS_ROUND_ROBIN.
+		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_LOGICAL_DNS}
+		c.LoadAssignment = b.dnsLoadAssignment(name, svc, port, 1)
+		if len(c.LoadAssignment.GetEndpoints()) == 0 {
+			b.w.add(object, "", "cluster %s: no host name to resolve", name)
+			return nil, trafficPolicy{}, object
+		}
+	case svc.Resolution == registry.Passthrough && f != ProxylessGRPC && !sniDNAT:
+		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_ORIGINAL_DST}
+		c.LbPolicy = clusterv3.Cluster_CLUSTER_PROVIDED
+	default:
+		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS}
+		c.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource(), ServiceName: name}
+	}
+
+	subset := dr.subset(subsetName)
+	policy := policyFor(dr, subset, port.Number)
+	if c.LbPolicy != clusterv3.Cluster_CLUSTER_PROVIDED {
+		applyLoadBalancer(c, policy.loadBalancer, f, &b.w, object)
+	}
+	applyConnectionPool(c, policy.connectionPool, f)
+	applyOutlierDetection(c, policy.outlierDetection, f)
+	if f != ProxylessGRPC && c.CommonLbConfig == nil {
+		// Unhealthy endpoints are sent so operators see them; Envoy's
+		// panic mode would route to them when most are unhealthy.
+		c.CommonLbConfig = &clusterv3.Cluster_CommonLbConfig{HealthyPanicThreshold: &typev3.Percent{Value: 0}}
+	}
+	return c, policy, object
 }
 
 // upstreamHTTPOptions picks the upstream HTTP protocol for Envoy: HTTP/2

@@ -13,7 +13,9 @@ import (
 
 // BuildEndpoints generates the EDS resources (ClusterLoadAssignments) of
 // the named clusters, or of every EDS cluster the proxy sees when names is
-// empty. For each, the service's endpoints that serve the port, and for a
+// empty; a gateway's SNI-DNAT clusters ("outbound_.port_.subset_.host",
+// see BuildClusters) have the endpoints of the outbound cluster of the
+// same port and subset. For each, the service's endpoints that serve the port, and for a
 // subset only those whose labels the subset selects; grouped by locality
 // (sorted, weight the sum of the endpoints' weights, so never 0), each
 // address once (gRPC refuses an address twice), with health from
@@ -27,24 +29,16 @@ func BuildEndpoints(p *Proxy, m *Model, names []string) Result {
 	var out []Resource
 	for _, name := range names {
 		ref, err := ParseClusterName(name)
-		if err != nil || ref.SNI { // no SNI-DNAT clusters yet
+		if err != nil {
 			continue
 		}
-		svc := m.service(ref.Host, p)
-		if svc == nil || !usesEDS(svc, p.Kind) {
-			continue
-		}
-		port, ok := svc.Port(ref.Port)
-		if !ok {
+		svc, port, dr, ok := b.clusterOf(ref)
+		if !ok || !usesEDS(svc, p.Kind, ref.SNI) {
 			continue
 		}
 		var selector map[string]string
 		if ref.Subset != "" {
-			s := m.destinationRule(svc, p).subset(ref.Subset)
-			if s == nil {
-				continue
-			}
-			selector = s.Labels
+			selector = dr.subset(ref.Subset).Labels
 		}
 		out = append(out, Resource{Name: name, Message: b.loadAssignment(name, svc, port, selector)})
 	}
@@ -53,13 +47,14 @@ func BuildEndpoints(p *Proxy, m *Model, names []string) Result {
 
 // usesEDS reports whether a service's clusters read endpoints over EDS
 // (see BuildClusters): DNS services resolve names themselves, and Envoy
-// passes headless traffic through.
-func usesEDS(svc *registry.Service, f Flavour) bool {
+// passes headless traffic through, but on SNI-DNAT clusters (sniDNAT),
+// which read a headless service's endpoints too.
+func usesEDS(svc *registry.Service, f Flavour, sniDNAT bool) bool {
 	switch svc.Resolution {
 	case registry.DNS, registry.DNSRoundRobin:
 		return false
 	case registry.Passthrough:
-		return f == ProxylessGRPC
+		return f == ProxylessGRPC || sniDNAT
 	}
 	return true
 }
@@ -68,7 +63,7 @@ func usesEDS(svc *registry.Service, f Flavour) bool {
 func edsClusterNames(r Result) []string {
 	var out []string
 	for _, res := range r.Resources {
-		if strings.HasPrefix(res.Name, "outbound|") && clusterIsEDS(res.Message) {
+		if _, err := ParseClusterName(res.Name); err == nil && clusterIsEDS(res.Message) {
 			out = append(out, res.Name)
 		}
 	}

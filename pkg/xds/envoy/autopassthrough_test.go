@@ -363,3 +363,71 @@ func TestAutoPassthroughEndpoints(t *testing.T) {
 		t.Errorf("a sidecar got %v", got.Names())
 	}
 }
+
+// What reaches an east-west gateway when things change: an endpoint
+// change re-sends EDS of the SNI-DNAT clusters of its host alone (no
+// Model rebuilt), a DestinationRule change their clusters, and a Gateway
+// change the clusters its servers' hosts now admit (and EDS answers only
+// for those).
+func TestAutoPassthroughPushes(t *testing.T) {
+	sni := func(subset string) string { return "outbound_.9080_." + subset + "_." + reviews }
+	files := meshFiles(9080)
+	files["eastwest.yaml"] = eastWestGateway("istio-system", autoServer("15443", "TLS", "['*.local']"))
+	s := serveWorld(t, files)
+	c := connectGRPC(t, s.srv.Addr(), eastWest.ID, "istio-system")
+	c.labels = map[string]any{"istio": "eastwestgateway"}
+	if got := resourceNames(t, c.watch(envoy.ClusterType)); !slices.Contains(got, sni("")) || !slices.Contains(got, sni("v3")) {
+		t.Fatalf("CDS %v lacks the SNI clusters of reviews", got)
+	}
+	c.watch(envoy.EndpointType, sni(""), sni("v1"), sni("v3"), reviewsC)
+	builds := s.gen.Stats().ModelBuilds
+
+	// reviews-v3-1 becomes ready: the v3 subset and the whole service
+	// change, in both name forms; v1 does not.
+	s.write(t, "slice.yaml", strings.Replace(files["slice.yaml"], "{ready: false}", "{ready: true}", 1))
+	resp := c.next()
+	if got, want := resourceNames(t, resp), []string{sni(""), sni("v3"), reviewsC}; resp.TypeUrl != envoy.EndpointType || !slices.Equal(got, want) {
+		t.Fatalf("an endpoint change sent %s %v, want EDS of %v", resp.TypeUrl, got, want)
+	}
+	c.nothingMore()
+	if got := s.gen.Stats().ModelBuilds; got != builds {
+		t.Errorf("an endpoint change rebuilt the Model (%d builds, was %d)", got, builds)
+	}
+
+	// A DestinationRule change: the clusters, SNI-DNAT ones with the new
+	// policy (Envoy's default is LEAST_REQUEST); endpoints did not change.
+	s.write(t, "dr.yaml", strings.Replace(files["dr.yaml"], "subsets:", "trafficPolicy: {loadBalancer: {simple: RANDOM}}\n  subsets:", 1))
+	resp = c.next()
+	if resp.TypeUrl != envoy.ClusterType {
+		t.Fatalf("a DestinationRule change sent %s first", resp.TypeUrl)
+	}
+	var v1 *clusterv3.Cluster
+	for _, a := range resp.Resources {
+		c := &clusterv3.Cluster{}
+		if err := a.UnmarshalTo(c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Name == sni("v1") {
+			v1 = c
+		}
+	}
+	if v1 == nil || v1.LbPolicy != clusterv3.Cluster_RANDOM || v1.TransportSocket != nil {
+		t.Fatalf("after a DestinationRule change, %s is %v", sni("v1"), v1)
+	}
+	c.nothingMore()
+
+	// The Gateway admits web's services only, of which there are none:
+	// the SNI clusters go, and EDS no longer answers their names.
+	s.write(t, "eastwest.yaml", eastWestGateway("istio-system", autoServer("15443", "TLS", "['web/*']")))
+	resp = c.next()
+	if got := resourceNames(t, resp); resp.TypeUrl != envoy.ClusterType || slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "outbound_.") }) {
+		t.Fatalf("a Gateway change sent %s %v, want clusters without SNI-DNAT ones", resp.TypeUrl, got)
+	}
+	// State-of-the-world EDS tells no removal: the client drops the
+	// assignments with their clusters. Asked again, EDS has none of them.
+	c.nothingMore()
+	if got := resourceNames(t, c.watch(envoy.EndpointType, sni(""), reviewsC)); !slices.Equal(got, []string{reviewsC}) {
+		t.Fatalf("EDS after a Gateway change: %v, want %s alone", got, reviewsC)
+	}
+	c.nothingMore()
+}

@@ -31,10 +31,13 @@ var (
 //     they do not depend on VirtualServices at all);
 //   - a DestinationRule: clusters (policies, subsets), endpoints (subset
 //     selectors) and routes (hash policies);
-//   - an Istio Gateway: a gateway's listeners and routes;
+//   - an Istio Gateway: a gateway's listeners and routes, and its
+//     clusters and endpoints (the SNI-DNAT clusters of AUTO_PASSTHROUGH
+//     servers follow the servers' hosts);
 //   - endpoints of a host: the EDS clusters of that host the client
-//     watches, and its clusters only where they carry endpoints themselves
-//     (DNS services) or read them (mutual TLS identities).
+//     watches (in either name form, a gateway's SNI-DNAT ones too), and
+//     its clusters only where they carry endpoints themselves (DNS
+//     services) or read them (mutual TLS identities).
 //
 // Other kinds (Sidecar, policies, the Kubernetes objects the registry is
 // derived from) change nothing the builders make: the registry's own
@@ -58,7 +61,7 @@ func (g *Generator) affects(typeURL string, p *Proxy, w *xds.Watch, req *xds.Pus
 				return true
 			}
 		case schema.Gateway:
-			if p.Kind == Gateway && (typeURL == ListenerType || typeURL == RouteType) {
+			if p.Kind == Gateway {
 				return true
 			}
 		case EndpointsChange:
@@ -78,7 +81,7 @@ func (g *Generator) affects(typeURL string, p *Proxy, w *xds.Watch, req *xds.Pus
 }
 
 // watchesHost reports whether a watch of clusters (or their endpoints)
-// covers a cluster of host.
+// covers a cluster of host, outbound or SNI-DNAT.
 func watchesHost(w *xds.Watch, host string) bool {
 	if w.Wildcard {
 		return true

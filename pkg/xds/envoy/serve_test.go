@@ -80,6 +80,8 @@ type adsClient struct {
 	s         grpc.BidiStreamingClient[discoveryv3.DiscoveryRequest, discoveryv3.DiscoveryResponse]
 	names     map[string][]string
 	got       chan *discoveryv3.DiscoveryResponse
+	// labels are the node's LABELS, sent with the first request, if set.
+	labels map[string]any
 }
 
 func connectGRPC(t *testing.T, addr, id, namespace string) *adsClient {
@@ -131,6 +133,9 @@ func (c *adsClient) watch(typeURL string, names ...string) *discoveryv3.Discover
 		meta := map[string]any{"GENERATOR": "grpc", "NAMESPACE": c.namespace}
 		if strings.Contains(c.id, "~") { // "sidecar~ip~pod.ns~domain": an Envoy
 			delete(meta, "GENERATOR")
+		}
+		if c.labels != nil {
+			meta["LABELS"] = c.labels
 		}
 		md, _ := structpb.NewStruct(meta)
 		req.Node = &corev3.Node{Id: c.id, Metadata: md}

@@ -37,13 +37,19 @@
 // listeners of sidecars and gateways while any VirtualService, in this
 // push or the last, has tcp or tls routes); a
 // DestinationRule change clusters, endpoints and routes; an Istio Gateway
-// change a gateway's listeners and routes. ConfigDumpHandler serves
-// /debug/config_dump?proxyID= from what the server sent.
+// change a gateway's listeners, routes, clusters and endpoints (its
+// AUTO_PASSTHROUGH servers' hosts decide its SNI-DNAT clusters).
+// ConfigDumpHandler serves /debug/config_dump?proxyID= from what the
+// server sent.
 //
 // # What each flavour gets
 //
 // Clusters are named "outbound|port|subset|host" as istiod names them, EDS
-// over ADS (service name = cluster name); DNS ServiceEntries are
+// over ADS (service name = cluster name); a gateway with AUTO_PASSTHROUGH
+// servers also gets, for each port and subset of every service their
+// hosts admit, the cluster "outbound_.port_.subset_.host" (the SNI of
+// ISTIO_MUTUAL), with the same endpoints and policy but no TLS of its
+// own, a headless service's over EDS too; DNS ServiceEntries are
 // STRICT_DNS (Envoy) or LOGICAL_DNS (gRPC, which resolves one name). The
 // DestinationRule in force (proxy namespace, then service namespace, then
 // root namespace; exact host before wildcard) gives the load balancer
@@ -83,12 +89,17 @@
 // forward by the first tcp route that applies among the VirtualServices
 // bound to the gateway (one cluster, or weighted clusters); TLS
 // PASSTHROUGH servers, a chain per tls route matched by its sniHosts met
-// with the server's hosts ("tls.<port>.<name>"); and TLS servers that
+// with the server's hosts ("tls.<port>.<name>"); TLS servers that
 // terminate TLS (the HTTPS path's TLS context, no HTTP ALPN), a chain per
-// VirtualService host with a tcp route. A port serves one class of server
-// (HTTP, TLS, or a single TCP one), as Gateway validation requires within
-// one Gateway; an SNI name is matched once per port; what is left out is
-// warned about by object and field.
+// VirtualService host with a tcp route; and AUTO_PASSTHROUGH servers, one
+// chain matched by the SNI names their hosts cover (a wildcard host as
+// written, an exact one as "*.<host>", "*" any) running the sni_cluster
+// filter before tcp_proxy, which sends the client's mutual TLS
+// undecrypted to the SNI-DNAT cluster its SNI names
+// ("sni-dnat.<port>.<server>.<gateway>.<namespace>"). A port serves one
+// class of server (HTTP, TLS, or a single TCP one), as Gateway validation
+// requires within one Gateway; an SNI name is matched once per port; what
+// is left out is warned about by object and field.
 //
 // Routes come from the VirtualService bound to the mesh (or to the
 // gateway) for the host (an exact host before a wildcard; then one
@@ -107,6 +118,6 @@
 // Without a VirtualService a host gets a default route to its cluster.
 //
 // Not generated yet, and reported as warnings where configured:
-// AUTO_PASSTHROUGH gateway servers, delegate VirtualServices, CORS
-// policies, locality failover, automatic mutual TLS.
+// delegate VirtualServices, CORS policies, locality failover, automatic
+// mutual TLS.
 package envoy

@@ -102,7 +102,9 @@
 // is left out is warned about by object and field.
 //
 // Routes come from the VirtualService bound to the mesh (or to the
-// gateway) for the host (an exact host before a wildcard; then one
+// gateway, among those exported to the gateway proxy's namespace; a
+// short gateway name in a match is in the VirtualService's namespace)
+// for the host (an exact host before a wildcard; then one
 // private to the proxy's namespace, one exported to it, a public one, as
 // istiod orders them; then the oldest): uri exact, prefix and regex
 // (prefixes by path element under the Gateway API's route semantics:

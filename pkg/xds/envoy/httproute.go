@@ -49,7 +49,7 @@ func (b *build) virtualServiceRoutes(v *virtualService, rc routeContext) []*rout
 			b.w.add(object, field+".delegate", "delegate VirtualServices are not supported; route left out")
 			continue
 		}
-		matches := b.applicableMatches(h.Match, rc)
+		matches := b.applicableMatches(v, h.Match, rc)
 		if len(h.Match) > 0 && len(matches) == 0 {
 			continue
 		}
@@ -127,16 +127,17 @@ func isCatchAll(m *routev3.RouteMatch) bool {
 	return m.GetPrefix() == "/" && len(m.Headers) == 0 && len(m.QueryParameters) == 0 && m.RuntimeFraction == nil
 }
 
-// applicableMatches keeps the match conditions that apply here: on this
-// listener port, for this gateway, from this proxy's workload and
+// applicableMatches keeps the match conditions of v that apply here: on
+// this listener port, for this gateway (a short name is in v's
+// namespace, as in v's own gateways), from this proxy's workload and
 // namespace.
-func (b *build) applicableMatches(ms []*networking.HTTPMatchRequest, rc routeContext) []*networking.HTTPMatchRequest {
+func (b *build) applicableMatches(v *virtualService, ms []*networking.HTTPMatchRequest, rc routeContext) []*networking.HTTPMatchRequest {
 	var out []*networking.HTTPMatchRequest
 	for _, m := range ms {
 		if m.Port != 0 && m.Port != rc.port {
 			continue
 		}
-		if len(m.Gateways) > 0 && !slices.ContainsFunc(m.Gateways, func(g string) bool { return g == rc.gateway || strings.HasSuffix(rc.gateway, "/"+g) }) {
+		if len(m.Gateways) > 0 && !slices.ContainsFunc(m.Gateways, func(g string) bool { return resolveGatewayName(g, v.cfg.Namespace) == rc.gateway }) {
 			continue
 		}
 		if !labelsInclude(b.p.Labels, m.SourceLabels) {

@@ -459,7 +459,7 @@ func (b *build) serverVirtualServices(s gatewayServer) []serverVirtualService {
 	gwName := s.gw.cfg.Namespace + "/" + s.gw.cfg.Name
 	var out []serverVirtualService
 	for _, v := range b.m.vs {
-		if !v.boundTo(gwName) {
+		if !b.gatewaySees(v, gwName) {
 			continue
 		}
 		var hosts []string

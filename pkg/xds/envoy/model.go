@@ -327,6 +327,14 @@ func exportRank(v *virtualService, namespace string) (rank int, ok bool) {
 	return 0, true
 }
 
+// gatewaySees reports whether a VirtualService applies on the proxy for a
+// gateway ("namespace/name"): bound to it, and exported to the proxy's
+// namespace, as istiod selects a gateway's VirtualServices.
+func (b *build) gatewaySees(v *virtualService, gateway string) bool {
+	_, visible := exportRank(v, b.p.Namespace)
+	return visible && v.boundTo(gateway)
+}
+
 // boundTo reports whether the VirtualService applies to a gateway: with no
 // gateways listed it applies to the mesh only.
 func (v *virtualService) boundTo(gateway string) bool {

@@ -191,7 +191,7 @@ func (b *build) gatewayRouteConfig(name string) *routev3.RouteConfiguration {
 	for _, s := range servers {
 		gwName := s.gw.cfg.Namespace + "/" + s.gw.cfg.Name
 		for _, v := range b.m.vs {
-			if !v.boundTo(gwName) {
+			if !b.gatewaySees(v, gwName) {
 				continue
 			}
 			for _, vsHost := range v.hosts {

@@ -2,6 +2,7 @@ package envoy_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,83 @@ spec:
 	}
 	if len(r.Warnings) == 0 || r.Warnings[0].Field != "spec.http[0].route[0].destination.host" {
 		t.Errorf("warnings = %v", r.Warnings)
+	}
+}
+
+// A short gateway name in an http match is the gateway of that name in
+// the VirtualService's namespace, as in its own gateways list: a
+// same-named gateway of another namespace does not get the route.
+func TestMatchGatewayShortNameIsInTheVirtualServicesNamespace(t *testing.T) {
+	m := loadWorld(t, "mesh", map[string]string{"edges.yaml": `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: a}
+spec:
+  selector: {app: edge}
+  servers: [{port: {number: 8080, name: http, protocol: HTTP}, hosts: ['*/shop.example.com']}]
+---
+apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: b}
+spec:
+  selector: {app: edge}
+  servers: [{port: {number: 9090, name: http, protocol: HTTP}, hosts: ['*/shop.example.com']}]
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: shop, namespace: a}
+spec:
+  hosts: [shop.example.com]
+  gateways: [a/edge, b/edge]
+  http:
+  - match: [{uri: {prefix: /only-a}, gateways: [edge]}]
+    route: [{destination: {host: productpage.web.svc.cluster.local}}]
+  - route: [{destination: {host: productpage.web.svc.cluster.local}}]
+`}).model()
+	r := envoy.BuildRoutes(edgeGateway, m, nil)
+	for name, want := range map[string]int{"http.8080": 2, "http.9090": 1} {
+		vh := vhost(t, routeConfig(t, r, name), "shop.example.com:"+strings.TrimPrefix(name, "http."))
+		if got := summaries(vh); len(got) != want {
+			t.Errorf("%s routes = %v, want %d", name, got, want)
+		}
+	}
+}
+
+// A gateway proxy only gets the VirtualServices exported to its own
+// namespace, as istiod selects them: one private to another namespace
+// is bound to the gateway in vain.
+func TestGatewayRoutesFollowExportTo(t *testing.T) {
+	for _, c := range []struct {
+		exportTo string
+		want     bool
+	}{
+		{exportTo: "[]", want: true},
+		{exportTo: "['*']", want: true},
+		{exportTo: "[edge]", want: true},
+		{exportTo: "['.']", want: false},
+		{exportTo: "[other]", want: false},
+	} {
+		t.Run(c.exportTo, func(t *testing.T) {
+			m := loadWorld(t, "mesh", map[string]string{"edge.yaml": `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: edge, namespace: a}
+spec:
+  selector: {app: edge}
+  servers: [{port: {number: 8080, name: http, protocol: HTTP}, hosts: ['*/shop.example.com']}]
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: shop, namespace: a}
+spec:
+  hosts: [shop.example.com]
+  gateways: [edge]
+  exportTo: ` + c.exportTo + `
+  http: [{route: [{destination: {host: productpage.web.svc.cluster.local}}]}]
+`}).model()
+			rc := routeConfig(t, envoy.BuildRoutes(edgeGateway, m, nil), "http.8080")
+			got := slices.ContainsFunc(rc.VirtualHosts, func(vh *routev3.VirtualHost) bool { return vh.Name == "shop.example.com:8080" })
+			if got != c.want {
+				t.Errorf("virtual host for the VirtualService exported to %s: %v, want %v", c.exportTo, got, c.want)
+			}
+		})
 	}
 }

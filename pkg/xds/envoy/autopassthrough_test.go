@@ -431,3 +431,46 @@ func TestAutoPassthroughPushes(t *testing.T) {
 	}
 	c.nothingMore()
 }
+
+// A Gateway change makes a gateway's clusters again only while an
+// AUTO_PASSTHROUGH server (in this push's Model or the last one) can make
+// them depend on Gateways: before one exists, and once the last one is
+// gone and its clusters were re-sent, only listeners are generated.
+func TestGatewayChangeScopesClusters(t *testing.T) {
+	httpServer := func(port string) string {
+		return "  - port: {number: " + port + ", name: http, protocol: HTTP}\n    hosts: [shop.example.com]\n"
+	}
+	auto := autoServer("15443", "TLS", "['*.local']")
+	files := meshFiles(9080)
+	files["eastwest.yaml"] = eastWestGateway("istio-system", httpServer("8080"))
+	s := serveWorld(t, files)
+	c := connectGRPC(t, s.srv.Addr(), eastWest.ID, "istio-system")
+	c.labels = map[string]any{"istio": "eastwestgateway"}
+	c.watch(envoy.ClusterType)
+	c.watch(envoy.ListenerType)
+
+	for _, step := range []struct {
+		what    string
+		servers string
+		sent    []string // the types re-sent, in order
+		want    int64    // generations: LDS alone, or CDS and LDS
+	}{
+		{"an HTTP server moved, no AUTO_PASSTHROUGH server", httpServer("8081"), []string{envoy.ListenerType}, 1},
+		{"an AUTO_PASSTHROUGH server added", httpServer("8081") + auto, []string{envoy.ClusterType, envoy.ListenerType}, 2},
+		{"an HTTP server moved beside it", httpServer("8082") + auto, []string{envoy.ListenerType}, 2},
+		{"the AUTO_PASSTHROUGH server removed", httpServer("8082"), []string{envoy.ClusterType, envoy.ListenerType}, 2},
+		{"an HTTP server moved once it is gone", httpServer("8083"), []string{envoy.ListenerType}, 1},
+	} {
+		g := s.gen.Stats().Generations
+		s.write(t, "eastwest.yaml", eastWestGateway("istio-system", step.servers))
+		for _, typ := range step.sent {
+			if resp := c.next(); resp.TypeUrl != typ {
+				t.Fatalf("%s: got %s, want %v in order", step.what, resp.TypeUrl, step.sent)
+			}
+		}
+		c.nothingMore()
+		if got := s.gen.Stats().Generations - g; got != step.want {
+			t.Errorf("%s: %d generations, want %d", step.what, got, step.want)
+		}
+	}
+}

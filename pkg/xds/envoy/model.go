@@ -74,9 +74,24 @@ type Model struct {
 	drWildcard []*destinationRule
 	// meshConfig is in.Mesh, or Istio's defaults.
 	meshConfig *meshconfig.MeshConfig
+	// traits say which inputs shape which types in this Model.
+	traits traits
+}
+
+// traits are what a Model holds that makes more types depend on a kind
+// than usual (see affects).
+type traits struct {
 	// l4Routes: some VirtualService has tcp or tls routes, which the
 	// listeners of sidecars and gateways are built from.
 	l4Routes bool
+	// autoPassthrough: some Istio Gateway has an AUTO_PASSTHROUGH server,
+	// whose hosts decide a gateway's SNI-DNAT clusters and endpoints.
+	autoPassthrough bool
+}
+
+// or is what either set of traits makes depend.
+func (t traits) or(o traits) traits {
+	return traits{l4Routes: t.l4Routes || o.l4Routes, autoPassthrough: t.autoPassthrough || o.autoPassthrough}
 }
 
 type virtualService struct {
@@ -129,7 +144,7 @@ func NewModel(in Inputs) *Model {
 			v.gateways = append(v.gateways, resolveGatewayName(g, c.Namespace))
 		}
 		m.vs = append(m.vs, v)
-		m.l4Routes = m.l4Routes || len(spec.Tcp)+len(spec.Tls) > 0
+		m.traits.l4Routes = m.traits.l4Routes || len(spec.Tcp)+len(spec.Tls) > 0
 		wildcard := false
 		for _, h := range v.hosts {
 			if strings.HasPrefix(h, "*") {
@@ -158,6 +173,7 @@ func NewModel(in Inputs) *Model {
 	for _, c := range sortedConfigs(in.Gateways) {
 		if spec, ok := c.Spec.(*networking.Gateway); ok && spec != nil {
 			m.gw = append(m.gw, &gatewayConfig{cfg: c, spec: spec})
+			m.traits.autoPassthrough = m.traits.autoPassthrough || slices.ContainsFunc(spec.Servers, func(s *networking.Server) bool { return kindOf(s) == autoPassthrough })
 		}
 	}
 	return m

@@ -24,9 +24,9 @@ type pushState struct {
 	built     atomic.Pointer[Model]
 	build     func() *Model
 
-	// prevL4Routes: the last Model built before this push's had tcp or
-	// tls routes, so Envoy listeners sent before may hold them.
-	prevL4Routes bool
+	// prev are the traits of the last Model built before this push's:
+	// what was sent before may depend on them.
+	prev traits
 
 	mu      sync.Mutex
 	outputs map[string]*output
@@ -41,9 +41,13 @@ type output struct {
 
 // newPushState is the state of a push whose Model build makes, when it
 // is first needed.
-func newPushState(build func() *Model, generation uint64, prevL4Routes bool) *pushState {
-	return &pushState{build: build, generation: generation, prevL4Routes: prevL4Routes, outputs: map[string]*output{}}
+func newPushState(build func() *Model, generation uint64, prev traits) *pushState {
+	return &pushState{build: build, generation: generation, prev: prev, outputs: map[string]*output{}}
 }
+
+// traits are those of this push's Model or the last one's: what the push
+// may change.
+func (ps *pushState) traits() traits { return ps.prev.or(ps.model().traits) }
 
 // model returns the push's Model, building it the first time.
 func (ps *pushState) model() *Model {

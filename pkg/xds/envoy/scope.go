@@ -31,9 +31,10 @@ var (
 //     they do not depend on VirtualServices at all);
 //   - a DestinationRule: clusters (policies, subsets), endpoints (subset
 //     selectors) and routes (hash policies);
-//   - an Istio Gateway: a gateway's listeners and routes, and its
-//     clusters and endpoints (the SNI-DNAT clusters of AUTO_PASSTHROUGH
-//     servers follow the servers' hosts);
+//   - an Istio Gateway: a gateway's listeners and routes; and its
+//     clusters and endpoints when the Model of this push or the last one
+//     built has an AUTO_PASSTHROUGH server (the SNI-DNAT clusters follow
+//     the servers' hosts);
 //   - endpoints of a host: the EDS clusters of that host the client
 //     watches (in either name form, a gateway's SNI-DNAT ones too), and
 //     its clusters only where they carry endpoints themselves (DNS
@@ -52,7 +53,7 @@ func (g *Generator) affects(typeURL string, p *Proxy, w *xds.Watch, req *xds.Pus
 			case typeURL == RouteType:
 				return true
 			case typeURL == ListenerType && p.Kind != ProxylessGRPC:
-				if ps := g.current(); ps.prevL4Routes || ps.model().l4Routes {
+				if g.current().traits().l4Routes {
 					return true
 				}
 			}
@@ -61,7 +62,11 @@ func (g *Generator) affects(typeURL string, p *Proxy, w *xds.Watch, req *xds.Pus
 				return true
 			}
 		case schema.Gateway:
-			if p.Kind == Gateway {
+			switch {
+			case p.Kind != Gateway:
+			case typeURL == ListenerType || typeURL == RouteType:
+				return true
+			case g.current().traits().autoPassthrough:
 				return true
 			}
 		case EndpointsChange:

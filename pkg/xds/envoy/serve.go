@@ -35,9 +35,8 @@ type Generator struct {
 
 	mu   sync.Mutex
 	push *pushState
-	// lastL4Routes is whether the last Model built had tcp or tls
-	// routes (see affects).
-	lastL4Routes bool
+	// last are the traits of the last Model built (see affects).
+	last traits
 
 	stats   stats
 	metrics *generatorMetrics
@@ -88,7 +87,7 @@ func (g *Generator) Prepare(req *xds.PushRequest) {
 	if prev := g.push; prev != nil && !rebuildsModel(req) {
 		build = prev.sameModel()
 	}
-	g.push = newPushState(build, req.Generation, g.lastL4Routes)
+	g.push = newPushState(build, req.Generation, g.last)
 }
 
 // current is the state of the push in progress, or a first one.
@@ -96,7 +95,7 @@ func (g *Generator) current() *pushState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.push == nil {
-		g.push = newPushState(g.buildModel, 0, false)
+		g.push = newPushState(g.buildModel, 0, traits{})
 	}
 	return g.push
 }
@@ -106,7 +105,7 @@ func (g *Generator) buildModel() *Model {
 	g.metrics.modelBuilds.Inc()
 	m := NewModel(g.inputs())
 	g.mu.Lock()
-	g.lastL4Routes = m.l4Routes
+	g.last = m.traits
 	g.mu.Unlock()
 	return m
 }

@@ -202,7 +202,9 @@ func (b *build) baseCluster(name string, svc *registry.Service, port registry.Po
 			b.w.add(object, "", "cluster %s: no host name to resolve", name)
 			return nil, trafficPolicy{}, object
 		}
-	case svc.Resolution == registry.Passthrough && f != ProxylessGRPC && !sniDNAT:
+	case svc.Resolution == registry.Passthrough && f == Sidecar && !sniDNAT:
+		// Only a sidecar has the address the client dialed to pass
+		// through to; a gateway's ORIGINAL_DST would be itself.
 		c.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_ORIGINAL_DST}
 		c.LbPolicy = clusterv3.Cluster_CLUSTER_PROVIDED
 	default:

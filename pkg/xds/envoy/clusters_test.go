@@ -229,3 +229,33 @@ spec:
 		t.Errorf("gRPC got %v, warnings %v", g.Names(), g.Warnings)
 	}
 }
+
+// A headless service's cluster passes traffic through to the address the
+// client dialed on a sidecar only; a gateway (whose own address that
+// would be) and a gRPC client read its endpoints over EDS.
+func TestHeadlessServiceClusters(t *testing.T) {
+	m := loadWorld(t, "mesh", map[string]string{"cache.yaml": headlessCache}).model()
+	const name = "outbound|6379||cache.default.svc.cluster.local"
+	for _, c := range []struct {
+		proxy *envoy.Proxy
+		want  clusterv3.Cluster_DiscoveryType
+	}{
+		{sidecar, clusterv3.Cluster_ORIGINAL_DST},
+		{ingress, clusterv3.Cluster_EDS},
+		{grpcApp, clusterv3.Cluster_EDS},
+	} {
+		t.Run(string(c.proxy.Kind), func(t *testing.T) {
+			got := cluster(t, envoy.BuildClusters(c.proxy, m, []string{name}), name)
+			if got.GetType() != c.want {
+				t.Fatalf("cluster type %s, want %s", got.GetType(), c.want)
+			}
+			eds := envoy.BuildEndpoints(c.proxy, m, []string{name})
+			if c.want == clusterv3.Cluster_EDS && len(eds.Resources) != 1 {
+				t.Errorf("EDS answered %v for the headless service", eds.Names())
+			}
+			if c.want != clusterv3.Cluster_EDS && len(eds.Resources) != 0 {
+				t.Errorf("EDS answered %v for a pass-through cluster", eds.Names())
+			}
+		})
+	}
+}

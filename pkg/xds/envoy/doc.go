@@ -49,7 +49,9 @@
 // servers also gets, for each port and subset of every service their
 // hosts admit, the cluster "outbound_.port_.subset_.host" (the SNI of
 // ISTIO_MUTUAL), with the same endpoints and policy but no TLS of its
-// own, a headless service's over EDS too; DNS ServiceEntries are
+// own, a headless service's over EDS too. A headless service's cluster
+// passes traffic through (ORIGINAL_DST) on sidecars only; gateways and
+// gRPC clients read its endpoints over EDS. DNS ServiceEntries are
 // STRICT_DNS (Envoy) or LOGICAL_DNS (gRPC, which resolves one name). The
 // DestinationRule in force (proxy namespace, then service namespace, then
 // root namespace; exact host before wildcard) gives the load balancer

@@ -46,15 +46,17 @@ func BuildEndpoints(p *Proxy, m *Model, names []string) Result {
 }
 
 // usesEDS reports whether a service's clusters read endpoints over EDS
-// (see BuildClusters): DNS services resolve names themselves, and Envoy
-// passes headless traffic through, but on SNI-DNAT clusters (sniDNAT),
-// which read a headless service's endpoints too.
+// (see BuildClusters): DNS services resolve names themselves, and a
+// sidecar passes headless traffic through to the address the client
+// dialed; gateways and gRPC clients, which have no such address (a
+// gateway's own would loop back to it), read a headless service's
+// endpoints, as SNI-DNAT clusters (sniDNAT) do.
 func usesEDS(svc *registry.Service, f Flavour, sniDNAT bool) bool {
 	switch svc.Resolution {
 	case registry.DNS, registry.DNSRoundRobin:
 		return false
 	case registry.Passthrough:
-		return f == ProxylessGRPC || sniDNAT
+		return f != Sidecar || sniDNAT
 	}
 	return true
 }

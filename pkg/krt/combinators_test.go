@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
 	"github.com/meshcp/meshcp/pkg/krt"
 	"github.com/meshcp/meshcp/pkg/krt/krttest"
 )
@@ -264,3 +267,34 @@ type statusRig struct {
 func (r *statusRig) CreateObject(key string)          { r.source.CreateObject(key) }
 func (r *statusRig) ReplaceKey(oldKey, newKey string) { r.source.ReplaceKey(oldKey, newKey) }
 func (r *statusRig) MarkSynced()                      { r.source.MarkSynced() }
+
+// looseName is equal to another with the same name, whatever its note.
+type looseName struct {
+	Name string
+	Note string
+}
+
+func (l looseName) Equals(o looseName) bool { return l.Name == o.Name }
+
+// An index group compares its objects as their type says: the groups of
+// an index over objects with an Equals method, or holding protobuf
+// messages, are never compared by reflection (which would see the note
+// here, and read a message's caches while another goroutine fills them).
+func TestIndexObjectEqualsComparesObjectsByTheirType(t *testing.T) {
+	a := krt.IndexObject[string, looseName]{Key: "ns", Objects: []looseName{{Name: "x", Note: "first"}}}
+	b := krt.IndexObject[string, looseName]{Key: "ns", Objects: []looseName{{Name: "x", Note: "second"}}}
+	if !krt.Equal(a, b) {
+		t.Error("groups whose objects are Equal differ")
+	}
+	c := krt.IndexObject[string, looseName]{Key: "ns", Objects: []looseName{{Name: "y"}}}
+	if krt.Equal(a, c) {
+		t.Error("groups of different objects are Equal")
+	}
+	spec := func(v string) specHolder { return specHolder{Spec: wrapperspb.String(v)} }
+	p := krt.IndexObject[string, specHolder]{Key: "ns", Objects: []specHolder{spec("a")}}
+	q := krt.IndexObject[string, specHolder]{Key: "ns", Objects: []specHolder{spec("a")}}
+	_ = proto.Size(q.Objects[0].Spec) // fills q's size cache, which DeepEqual would see
+	if !krt.Equal(p, q) {
+		t.Error("groups of equal protobuf specs differ")
+	}
+}

@@ -30,6 +30,15 @@ type IndexObject[K comparable, O any] struct {
 // ResourceName is the index key as a string.
 func (o IndexObject[K, O]) ResourceName() string { return o.name }
 
+// Equals compares two groups object by object with Equal, so that objects
+// with an Equals method, or protobuf messages inside them, are compared
+// as their type says rather than by reflection (which reads a message's
+// internal caches while other goroutines may be filling them).
+func (o IndexObject[K, O]) Equals(other IndexObject[K, O]) bool {
+	eq := equalFuncFor[O]()
+	return o.Key == other.Key && o.name == other.name && slices.EqualFunc(o.Objects, other.Objects, func(a, b O) bool { return eq(&a, &b) })
+}
+
 // NewIndex indexes the objects of c by the keys extract returns. Indexes are
 // kept by the collection itself, updated in the same step as the objects, so
 // a lookup never disagrees with the events that were delivered. Two indexes

@@ -1,14 +1,9 @@
 package xds
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,58 +11,17 @@ import (
 	"time"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/meshcp/meshcp/test/testcert"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 )
 
-// testCA issues certificates for a test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T) *testCA {
+// issue is a certificate of ca for name, for usage, valid for 127.0.0.1.
+func issue(t *testing.T, ca *testcert.CA, name string, usage x509.ExtKeyUsage) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "meshcp test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue returns a PEM certificate and key signed by the CA.
-func (ca *testCA) issue(t *testing.T, name string, usage x509.ExtKeyUsage) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	p := ca.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: name}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}})
+	return p.Cert, p.Key
 }
 
 func writeTemp(t *testing.T, dir, name string, data []byte) string {
@@ -80,25 +34,25 @@ func writeTemp(t *testing.T, dir, name string, data []byte) string {
 }
 
 func TestTLSRequiresAValidClientCertificate(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testcert.NewCA(t, "meshcp test CA")
 	dir := t.TempDir()
-	serverCert, serverKey := ca.issue(t, "meshcp", x509.ExtKeyUsageServerAuth)
+	serverCert, serverKey := issue(t, ca, "meshcp", x509.ExtKeyUsageServerAuth)
 	srv := startServer(t, bookinfo(), func(o *Options) {
 		o.TLSAddr = "127.0.0.1:0"
 		o.TLSCertFile = writeTemp(t, dir, "cert.pem", serverCert)
 		o.TLSKeyFile = writeTemp(t, dir, "key.pem", serverKey)
-		o.ClientCAFile = writeTemp(t, dir, "ca.pem", ca.pem)
+		o.ClientCAFile = writeTemp(t, dir, "ca.pem", ca.PEM)
 	})
 	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
+	roots.AppendCertsFromPEM(ca.PEM)
 
-	clientCert, clientKey := ca.issue(t, "proxy", x509.ExtKeyUsageClientAuth)
+	clientCert, clientKey := issue(t, ca, "proxy", x509.ExtKeyUsageClientAuth)
 	good, err := tls.X509KeyPair(clientCert, clientKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := newTestCA(t)
-	strangerCert, strangerKey := other.issue(t, "stranger", x509.ExtKeyUsageClientAuth)
+	other := testcert.NewCA(t, "another CA")
+	strangerCert, strangerKey := issue(t, other, "stranger", x509.ExtKeyUsageClientAuth)
 	stranger, _ := tls.X509KeyPair(strangerCert, strangerKey)
 
 	for _, tc := range []struct {

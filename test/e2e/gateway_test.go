@@ -1,15 +1,8 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,6 +10,7 @@ import (
 	"time"
 
 	"github.com/itchyny/gojq"
+	"github.com/meshcp/meshcp/test/testcert"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -69,12 +63,12 @@ func createGatewayObjects(t *testing.T, c *Cluster) {
 			},
 		},
 	}, metav1.CreateOptions{}))
-	cert, key := keyPair(t)
+	pair := testcert.SelfSigned(t, "shop.example.com")
 	for _, secret := range []*corev1.Secret{
 		{
 			ObjectMeta: metav1.ObjectMeta{Name: "web-cert", Namespace: gatewayNamespace},
 			Type:       corev1.SecretTypeTLS,
-			Data:       map[string][]byte{corev1.TLSCertKey: cert, corev1.TLSPrivateKeyKey: key},
+			Data:       map[string][]byte{corev1.TLSCertKey: pair.Cert, corev1.TLSPrivateKeyKey: pair.Key},
 		},
 		// What Helm keeps of a release: never read.
 		{
@@ -113,27 +107,6 @@ func createGatewayObjects(t *testing.T, c *Cluster) {
 			},
 		}, metav1.CreateOptions{}))
 	}
-}
-
-// keyPair returns a fresh self-signed certificate and its key, PEM
-// encoded, for a TLS Secret.
-func keyPair(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "shop.example.com"},
-		DNSNames: []string{"shop.example.com"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
 
 // editRoute changes an HTTPRoute, retrying on conflicts (the daemon writes

@@ -1,49 +1,21 @@
 package schema_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/meshcp/meshcp/pkg/config/schema"
+	"github.com/meshcp/meshcp/test/testcert"
 )
-
-// keyPair returns a fresh self-signed certificate and its key, PEM encoded.
-func keyPair(t *testing.T) (certPEM, keyPEM string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "example.com"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
-		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
-}
 
 // A Secret is read as a summary: its type, the names of its entries and
 // whether tls.crt and tls.key form a key pair. Its data is nowhere in the
 // Config, not even in its JSON.
 func TestSecretIsReadAsASummary(t *testing.T) {
-	cert, key := keyPair(t)
-	otherCert, _ := keyPair(t)
+	pair, other := testcert.SelfSigned(t, "example.com"), testcert.SelfSigned(t, "example.com")
+	cert, key, otherCert := string(pair.Cert), string(pair.Key), string(other.Cert)
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	for _, tc := range []struct {
 		name, data string

@@ -1,16 +1,8 @@
 package envoy_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
-	"time"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
@@ -21,6 +13,7 @@ import (
 	"github.com/meshcp/meshcp/pkg/krt/krttest"
 	"github.com/meshcp/meshcp/pkg/registry/registrytest"
 	"github.com/meshcp/meshcp/pkg/xds/envoy"
+	"github.com/meshcp/meshcp/test/testcert"
 )
 
 // gatewayAPIWorld is Gateway API objects read from files and translated
@@ -44,26 +37,13 @@ func gatewayAPIWorld(t *testing.T, files map[string]string) envoy.Sources {
 // test.
 func tlsSecret(t *testing.T, namespace, name string) string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "bookinfo.example.com"}, DNSNames: []string{"bookinfo.example.com"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pair := testcert.SelfSigned(t, "bookinfo.example.com")
 	indent := func(b []byte) string {
 		return "    " + strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", "\n    ")
 	}
 	return "apiVersion: v1\nkind: Secret\nmetadata: {name: " + name + ", namespace: " + namespace + "}\ntype: kubernetes.io/tls\nstringData:\n" +
-		"  tls.crt: |\n" + indent(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})) + "\n" +
-		"  tls.key: |\n" + indent(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})) + "\n"
+		"  tls.crt: |\n" + indent(pair.Cert) + "\n" +
+		"  tls.key: |\n" + indent(pair.Key) + "\n"
 }
 
 const gatewayAPIObjects = `apiVersion: gateway.networking.k8s.io/v1

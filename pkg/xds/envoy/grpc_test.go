@@ -2,14 +2,8 @@ package envoy_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/url"
 	"os"
@@ -36,6 +30,7 @@ import (
 	xdsserver "github.com/meshcp/meshcp/pkg/xds"
 	"github.com/meshcp/meshcp/pkg/xds/envoy"
 	"github.com/meshcp/meshcp/test/grpctraffic"
+	"github.com/meshcp/meshcp/test/testcert"
 )
 
 // This file proves that grpc-go's own xDS client accepts what the builders
@@ -338,36 +333,11 @@ func TestGRPCClientAcceptsEveryFeature(t *testing.T) {
 func certificateProviders(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test root"}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := testcert.NewCA(t, "test root")
 	spiffe, _ := url.Parse("spiffe://cluster.local/ns/default/sa/client")
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), URIs: []*url.URL{spiffe}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}, NotBefore: ca.NotBefore, NotAfter: ca.NotAfter}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{
-		"root-cert.pem": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
-		"cert.pem":      pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}),
-		"key.pem":       pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-	}
+	workload := ca.Issue(t, &x509.Certificate{URIs: []*url.URL{spiffe}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}})
+	files := map[string][]byte{"root-cert.pem": ca.PEM, "cert.pem": workload.Cert, "key.pem": workload.Key}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			t.Fatal(err)

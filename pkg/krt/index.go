@@ -35,8 +35,15 @@ func (o IndexObject[K, O]) ResourceName() string { return o.name }
 // as their type says rather than by reflection (which reads a message's
 // internal caches while other goroutines may be filling them).
 func (o IndexObject[K, O]) Equals(other IndexObject[K, O]) bool {
-	eq := equalFuncFor[O]()
-	return o.Key == other.Key && o.name == other.name && slices.EqualFunc(o.Objects, other.Objects, func(a, b O) bool { return eq(&a, &b) })
+	return indexObjectsEqual[K](equalFuncFor[O]())(o, other)
+}
+
+// indexObjectsEqual compares groups with eq for their objects; an index
+// collection chooses eq once, not on every comparison.
+func indexObjectsEqual[K comparable, O any](eq func(a, b *O) bool) func(a, b IndexObject[K, O]) bool {
+	return func(a, b IndexObject[K, O]) bool {
+		return a.Key == b.Key && a.name == b.name && slices.EqualFunc(a.Objects, b.Objects, func(x, y O) bool { return eq(&x, &y) })
+	}
 }
 
 // NewIndex indexes the objects of c by the keys extract returns. Indexes are
@@ -94,6 +101,8 @@ func (i *index[K, O]) Fetch(ctx HandlerContext, k K, filters ...FetchOption) []O
 }
 
 func (i *index[K, O]) AsCollection(opts ...CollectionOption) Collection[IndexObject[K, O]] {
+	// Equality first, so an option of the caller's can replace it.
+	opts = append([]CollectionOption{WithEquality(indexObjectsEqual[K](equalFuncFor[O]()))}, opts...)
 	cfg := newConfig[IndexObject[K, O]]("IndexCollection", opts)
 	var keys sync.Map // index key string -> K, for the keys seen so far
 	v := newView(cfg, func(o *IndexObject[K, O]) string { return o.name }, 1, func(name string) *IndexObject[K, O] {

@@ -9,7 +9,6 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 
 	"github.com/meshcp/meshcp/pkg/xds/envoy"
 )
@@ -49,18 +48,7 @@ func namedAutoServer(portName, port, protocol, hosts string) string {
 // carry the typed config Envoy knows it by.
 func filterChainSummaries(t *testing.T, l *listenerv3.Listener) []string {
 	t.Helper()
-	var out []string
-	for _, fc := range l.FilterChains {
-		s := fc.Name
-		if m := fc.GetFilterChainMatch(); m != nil {
-			s += " " + m.GetTransportProtocol()
-			if len(m.GetServerNames()) > 0 {
-				s += "[" + strings.Join(m.GetServerNames(), ",") + "]"
-			}
-		}
-		if fc.GetTransportSocket() != nil {
-			s += " terminated"
-		}
+	return summarizeChains(l, func(fc *listenerv3.FilterChain) string {
 		var filters []string
 		for _, f := range fc.Filters {
 			name := strings.TrimPrefix(f.Name, "envoy.filters.network.")
@@ -68,11 +56,7 @@ func filterChainSummaries(t *testing.T, l *listenerv3.Listener) []string {
 			case "envoy.filters.network.tcp_proxy":
 				name += " " + tcpSummary(t, f)
 			case "envoy.filters.network.http_connection_manager":
-				h := &hcmv3.HttpConnectionManager{}
-				if err := f.GetTypedConfig().UnmarshalTo(h); err != nil {
-					t.Fatal(err)
-				}
-				name += " rds " + h.GetRds().GetRouteConfigName()
+				name += " rds " + rdsName(t, f)
 			case "envoy.filters.network.sni_cluster":
 				if got := f.GetTypedConfig().GetTypeUrl(); got != sniType {
 					t.Errorf("chain %s: sni_cluster's typed config is %q, want %q", fc.Name, got, sniType)
@@ -80,12 +64,8 @@ func filterChainSummaries(t *testing.T, l *listenerv3.Listener) []string {
 			}
 			filters = append(filters, name)
 		}
-		out = append(out, strings.TrimSpace(s+" -> "+strings.Join(filters, ", ")))
-	}
-	for _, lf := range l.ListenerFilters {
-		out = append(out, "listener filter "+lf.Name)
-	}
-	return out
+		return strings.Join(filters, ", ")
+	})
 }
 
 // A gateway's AUTO_PASSTHROUGH server is a chain matching TLS by the

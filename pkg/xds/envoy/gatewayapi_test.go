@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"github.com/meshcp/meshcp/pkg/config"
 	"github.com/meshcp/meshcp/pkg/gateway"
@@ -102,10 +101,7 @@ func TestGatewayAPIConfigsReachTheBuilders(t *testing.T) {
 	side := &envoy.Proxy{ID: "sidecar~10.0.0.8~app.default~default.svc.cluster.local", Kind: envoy.Sidecar, Namespace: "default"}
 
 	ls := envoy.BuildListeners(gw, m, nil)
-	ctx := &tlsv3.DownstreamTlsContext{}
-	if err := listener(t, ls, "0.0.0.0_8443").FilterChains[0].GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := downstreamTLSOf(t, listener(t, ls, "0.0.0.0_8443").FilterChains[0])
 	if got := ctx.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs()[0].GetName(); got != "kubernetes-gateway://web/cert" {
 		t.Errorf("SDS secret of the HTTPS listener = %q, want the credential name as it is", got)
 	}
@@ -294,10 +290,7 @@ func TestGatewayAPITCPAndTLSRoutes(t *testing.T) {
 			t.Errorf("%s:\n%s\nwant:\n%s", name, strings.Join(got, "\n"), strings.Join(w, "\n"))
 		}
 	}
-	ctx := &tlsv3.DownstreamTlsContext{}
-	if err := listener(t, ls, "0.0.0.0_8443").FilterChains[0].GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := downstreamTLSOf(t, listener(t, ls, "0.0.0.0_8443").FilterChains[0])
 	if got := ctx.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs()[0].GetName(); got != "kubernetes-gateway://infra/cert" {
 		t.Errorf("SDS secret of the terminating listener = %q", got)
 	}

@@ -7,7 +7,6 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
-	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	meshconfig "istio.io/api/mesh/v1alpha1"
 
 	"github.com/meshcp/meshcp/pkg/mesh"
@@ -112,10 +111,7 @@ func TestGatewayListeners(t *testing.T) {
 	}
 	https := listener(t, r, "0.0.0.0_8443")
 	chain := https.FilterChains[0]
-	ctx := &tlsv3.DownstreamTlsContext{}
-	if err := chain.GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := downstreamTLSOf(t, chain)
 	if strings.Join(chain.GetFilterChainMatch().GetServerNames(), ",") != "bookinfo.example.com" ||
 		ctx.GetCommonTlsContext().GetTlsCertificateSdsSecretConfigs()[0].GetName() != "kubernetes://bookinfo-cert" ||
 		unpackHCM(t, https, 0).GetRds().GetRouteConfigName() != "https.8443.1.ingress.web" ||

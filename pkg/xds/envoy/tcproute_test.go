@@ -10,7 +10,6 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tcpproxyv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
-	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"github.com/meshcp/meshcp/pkg/xds/envoy"
 )
@@ -75,6 +74,19 @@ func tcpSummary(t *testing.T, f *listenerv3.Filter) string {
 // routes); then the listener filters.
 func chainSummaries(t *testing.T, l *listenerv3.Listener) []string {
 	t.Helper()
+	return summarizeChains(l, func(fc *listenerv3.FilterChain) string {
+		f := fc.Filters[0]
+		if f.Name == "envoy.filters.network.http_connection_manager" {
+			return "rds " + rdsName(t, f)
+		}
+		return tcpSummary(t, f)
+	})
+}
+
+// summarizeChains renders each filter chain of a listener as its name,
+// SNI match and whether it terminates TLS, then " -> " and what filters
+// says of it; then the listener filters.
+func summarizeChains(l *listenerv3.Listener, filters func(*listenerv3.FilterChain) string) []string {
 	var out []string
 	for _, fc := range l.FilterChains {
 		s := fc.Name
@@ -87,22 +99,22 @@ func chainSummaries(t *testing.T, l *listenerv3.Listener) []string {
 		if fc.GetTransportSocket() != nil {
 			s += " terminated"
 		}
-		f := fc.Filters[0]
-		if f.Name == "envoy.filters.network.http_connection_manager" {
-			h := &hcmv3.HttpConnectionManager{}
-			if err := f.GetTypedConfig().UnmarshalTo(h); err != nil {
-				t.Fatal(err)
-			}
-			s += " -> rds " + h.GetRds().GetRouteConfigName()
-		} else {
-			s += " -> " + tcpSummary(t, f)
-		}
-		out = append(out, strings.TrimSpace(s))
+		out = append(out, strings.TrimSpace(s+" -> "+filters(fc)))
 	}
 	for _, lf := range l.ListenerFilters {
 		out = append(out, "listener filter "+lf.Name)
 	}
 	return out
+}
+
+// rdsName is the route configuration an HTTP connection manager reads.
+func rdsName(t *testing.T, f *listenerv3.Filter) string {
+	t.Helper()
+	h := &hcmv3.HttpConnectionManager{}
+	if err := f.GetTypedConfig().UnmarshalTo(h); err != nil {
+		t.Fatal(err)
+	}
+	return h.GetRds().GetRouteConfigName()
 }
 
 // tcpClustersOf lists the clusters the tcp proxies of listeners name.
@@ -453,10 +465,7 @@ spec:
   - route: [{destination: {host: db.default.svc.cluster.local}}]
 `}).model()
 	l := listener(t, envoy.BuildListeners(edgeGateway, m, nil), "0.0.0.0_8443")
-	ctx := &tlsv3.DownstreamTlsContext{}
-	if err := l.FilterChains[0].GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := downstreamTLSOf(t, l.FilterChains[0])
 	common := ctx.GetCommonTlsContext()
 	if len(common.GetAlpnProtocols()) != 0 || common.GetTlsCertificateSdsSecretConfigs()[0].GetName() != "kubernetes://db-cert" ||
 		!ctx.GetRequireClientCertificate().GetValue() || common.GetCombinedValidationContext().GetValidationContextSdsSecretConfig().GetName() != "kubernetes://db-cert-cacert" {

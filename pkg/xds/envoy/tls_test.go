@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 
 	"github.com/meshcp/meshcp/pkg/xds/envoy"
@@ -124,10 +125,7 @@ spec:
 				}
 			}
 			l := listener(t, res, "0.0.0.0_443")
-			ctx := &tlsv3.DownstreamTlsContext{}
-			if err := l.FilterChains[0].GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
-				t.Fatal(err)
-			}
+			ctx := downstreamTLSOf(t, l.FilterChains[0])
 			if err := c.check(ctx); err != nil {
 				t.Errorf("%v\n%s", err, asJSON(ctx))
 			}
@@ -158,11 +156,18 @@ func TestGatewayAPIListenerWithTwoCertificates(t *testing.T) {
 	if len(res.Warnings) > 0 {
 		t.Fatalf("warnings: %v", res.Warnings)
 	}
-	ctx := &tlsv3.DownstreamTlsContext{}
-	if err := listener(t, res, "0.0.0.0_8443").FilterChains[0].GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx := downstreamTLSOf(t, listener(t, res, "0.0.0.0_8443").FilterChains[0])
 	if err := wantSecrets(ctx, "kubernetes-gateway://web/cert", "kubernetes-gateway://web/cert-ec"); err != nil {
 		t.Error(err)
 	}
+}
+
+// downstreamTLSOf is the TLS context a filter chain terminates TLS with.
+func downstreamTLSOf(t *testing.T, chain *listenerv3.FilterChain) *tlsv3.DownstreamTlsContext {
+	t.Helper()
+	ctx := &tlsv3.DownstreamTlsContext{}
+	if err := chain.GetTransportSocket().GetTypedConfig().UnmarshalTo(ctx); err != nil {
+		t.Fatalf("filter chain %s: no TLS context: %v", chain.Name, err)
+	}
+	return ctx
 }

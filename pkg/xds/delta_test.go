@@ -112,7 +112,7 @@ func TestDeltaReconnectWithInitialVersions(t *testing.T) {
 		versions[r.Name] = r.Version
 	}
 	s.send(deltaAck(resp))
-	s.cancel()
+	s.Cancel()
 
 	// While the client is away, one object changes and one goes away.
 	srv.vs.UpdateObject(virtualService("bookinfo", "reviews", "reviews.v2"))

@@ -13,7 +13,6 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 	mcp "istio.io/api/mcp/v1alpha1"
@@ -22,6 +21,7 @@ import (
 	"github.com/meshcp/meshcp/pkg/config"
 	"github.com/meshcp/meshcp/pkg/krt"
 	"github.com/meshcp/meshcp/pkg/krt/krttest"
+	"github.com/meshcp/meshcp/pkg/xds/xdstest"
 )
 
 func TestMain(m *testing.M) { krttest.Main(m) }
@@ -96,96 +96,46 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // dial connects a gRPC client to addr.
-func dial(t *testing.T, addr string) *grpc.ClientConn {
-	t.Helper()
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
-	return cc
-}
+func dial(t *testing.T, addr string) *grpc.ClientConn { return xdstest.Dial(t, addr) }
 
 // stream is one ADS stream of either protocol, with received messages
 // buffered so a test can wait for one with a deadline.
 type stream[Req, Resp any] struct {
-	t      *testing.T
-	s      grpc.BidiStreamingClient[Req, Resp]
-	cancel context.CancelFunc
-	got    chan *Resp
-	err    chan error
+	*xdstest.Stream[Req, Resp]
+	t *testing.T
 }
 
 func newStream[Req, Resp any](t *testing.T, open func(context.Context, ...grpc.CallOption) (grpc.BidiStreamingClient[Req, Resp], error)) *stream[Req, Resp] {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := open(ctx)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	st := &stream[Req, Resp]{t: t, s: s, cancel: cancel, got: make(chan *Resp, 100), err: make(chan error, 1)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			m, err := s.Recv()
-			if err != nil {
-				st.err <- err
-				return
-			}
-			st.got <- m
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return st
+	return &stream[Req, Resp]{Stream: xdstest.Open(t, open), t: t}
 }
 
 func (s *stream[Req, Resp]) send(req *Req) {
 	s.t.Helper()
-	if err := s.s.Send(req); err != nil {
-		s.t.Fatalf("send: %v", err)
-	}
+	s.Send(req)
 }
 
 // recv returns the next response, failing the test if none comes.
 func (s *stream[Req, Resp]) recv() *Resp {
 	s.t.Helper()
-	select {
-	case m := <-s.got:
-		return m
-	case err := <-s.err:
-		s.t.Fatalf("stream ended: %v", err)
-	case <-time.After(recvTimeout):
-		s.t.Fatalf("no response in %s", recvTimeout)
-	}
-	return nil
+	return s.Recv(recvTimeout)
 }
 
 // closed returns the error the stream ended with.
 func (s *stream[Req, Resp]) closed() error {
 	s.t.Helper()
-	select {
-	case m := <-s.got:
+	m, err := s.Next(recvTimeout)
+	if err == nil {
 		s.t.Fatalf("got a response, want the stream closed: %v", m)
-	case err := <-s.err:
-		return err
-	case <-time.After(recvTimeout):
-		s.t.Fatalf("stream still open after %s", recvTimeout)
 	}
-	return nil
+	return err
 }
 
 // none checks that nothing arrived so far.
 func (s *stream[Req, Resp]) none() {
 	s.t.Helper()
-	select {
-	case m := <-s.got:
-		s.t.Fatalf("unexpected response: %v", m)
-	default:
+	if m, err, ok := s.Poll(); ok {
+		s.t.Fatalf("unexpected response or end: %v %v", m, err)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
@@ -167,7 +166,7 @@ func TestSotWReconnectGetsAFullAnswer(t *testing.T) {
 	s.send(&discoveryv3.DiscoveryRequest{Node: node("a"), TypeUrl: vsType})
 	resp := s.recv()
 	s.send(ack(resp))
-	s.cancel()
+	s.Cancel()
 
 	// The client comes back knowing the version, but with no nonce: it
 	// still gets everything.
@@ -219,12 +218,8 @@ func TestTooManyTypesEndTheStream(t *testing.T) {
 	s.send(&discoveryv3.DiscoveryRequest{Node: node("greedy"), TypeUrl: "example.com/0"})
 	var err error
 	for i := 0; err == nil; i++ {
-		select {
-		case err = <-s.err:
-		case <-s.got:
+		if _, err = s.Next(recvTimeout); err == nil {
 			s.send(&discoveryv3.DiscoveryRequest{TypeUrl: fmt.Sprintf("example.com/%d", i+1)})
-		case <-time.After(recvTimeout):
-			t.Fatal("the stream neither answered nor ended")
 		}
 		if i > 2*maxTypesPerConnection {
 			t.Fatal("no limit on the type URLs of a stream")

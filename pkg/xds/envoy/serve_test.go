@@ -1,7 +1,6 @@
 package envoy_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,8 +15,6 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -25,6 +22,7 @@ import (
 	"github.com/meshcp/meshcp/pkg/registry/registrytest"
 	"github.com/meshcp/meshcp/pkg/xds"
 	"github.com/meshcp/meshcp/pkg/xds/envoy"
+	"github.com/meshcp/meshcp/pkg/xds/xdstest"
 )
 
 // served is a world read from a folder, served over a real xDS server on
@@ -77,50 +75,21 @@ type adsClient struct {
 	t         *testing.T
 	id        string
 	namespace string
-	s         grpc.BidiStreamingClient[discoveryv3.DiscoveryRequest, discoveryv3.DiscoveryResponse]
+	s         *xdstest.Stream[discoveryv3.DiscoveryRequest, discoveryv3.DiscoveryResponse]
 	names     map[string][]string
-	got       chan *discoveryv3.DiscoveryResponse
 	// labels are the node's LABELS, sent with the first request, if set.
 	labels map[string]any
 }
 
 func connectGRPC(t *testing.T, addr, id, namespace string) *adsClient {
 	t.Helper()
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := discoveryv3.NewAggregatedDiscoveryServiceClient(cc).StreamAggregatedResources(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &adsClient{t: t, id: id, namespace: namespace, s: s, names: map[string][]string{}, got: make(chan *discoveryv3.DiscoveryResponse, 100)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			resp, err := s.Recv()
-			if err != nil {
-				close(c.got)
-				return
-			}
-			c.got <- resp
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		_ = cc.Close()
-	})
-	return c
+	ads := discoveryv3.NewAggregatedDiscoveryServiceClient(xdstest.Dial(t, addr))
+	return &adsClient{t: t, id: id, namespace: namespace, s: xdstest.Open(t, ads.StreamAggregatedResources), names: map[string][]string{}}
 }
 
 func (c *adsClient) send(req *discoveryv3.DiscoveryRequest) {
 	c.t.Helper()
-	if err := c.s.Send(req); err != nil {
-		c.t.Fatal(err)
-	}
+	c.s.Send(req)
 }
 
 // watch subscribes to names of a type and returns the answer, ACKed.
@@ -147,18 +116,10 @@ func (c *adsClient) watch(typeURL string, names ...string) *discoveryv3.Discover
 // next returns the next response, ACKed, failing the test if none comes.
 func (c *adsClient) next() *discoveryv3.DiscoveryResponse {
 	c.t.Helper()
-	select {
-	case resp, ok := <-c.got:
-		if !ok {
-			c.t.Fatal("the stream ended")
-		}
-		c.check(resp)
-		c.send(&discoveryv3.DiscoveryRequest{TypeUrl: resp.TypeUrl, VersionInfo: resp.VersionInfo, ResponseNonce: resp.Nonce, ResourceNames: c.names[resp.TypeUrl]})
-		return resp
-	case <-time.After(krttest.Timeout):
-		c.t.Fatalf("%s: no response in %s", c.id, krttest.Timeout)
-	}
-	return nil
+	resp := c.s.Recv(krttest.Timeout)
+	c.check(resp)
+	c.send(&discoveryv3.DiscoveryRequest{TypeUrl: resp.TypeUrl, VersionInfo: resp.VersionInfo, ResponseNonce: resp.Nonce, ResourceNames: c.names[resp.TypeUrl]})
+	return resp
 }
 
 // nothingMore checks that no response but the answer to a sentinel
